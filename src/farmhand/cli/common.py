@@ -1,0 +1,44 @@
+"""What every command shares: the --config option and turning errors into one-line exits."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, NoReturn
+
+import typer
+from rich.console import Console
+
+from farmhand.errors import FarmhandError
+
+console = Console()
+err_console = Console(stderr=True)
+
+ConfigOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--config",
+        "-c",
+        help="Config file (llamafarm.yaml layout). Default: ./farmhand.yaml if present.",
+        dir_okay=False,
+    ),
+]
+
+
+def fail(message: str, code: int = 1) -> NoReturn:
+    err_console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    raise typer.Exit(code)
+
+
+@contextmanager
+def user_errors() -> Iterator[None]:
+    """Report FarmhandError as one line and a non-zero exit, never a traceback."""
+    try:
+        yield
+    except FarmhandError as exc:
+        fail(str(exc))
+    except KeyboardInterrupt:
+        err_console.print("interrupted")
+        sys.exit(130)

@@ -1,0 +1,47 @@
+"""farmhand's exceptions: one tree, rooted in FarmhandError.
+
+    FarmhandError                 anything farmhand raises on purpose; str() is for the user
+    ├── ConfigError               a config file or option is wrong (names file, line, key path)
+    ├── ModelError                a model cannot be found, assembled, verified or loaded
+    ├── ProviderError             a model backend failed or refused a request
+    ├── ToolError                 a tool could not be listed or called
+    │   ├── UnknownToolError      the model named a tool that does not exist
+    │   └── ToolServerError       an MCP server failed to start or died (names its command)
+    └── LoopError                 the tool loop could not finish (round limit, cancelled)
+
+Every message says what was wrong and what to do about it.
+"""
+
+from __future__ import annotations
+
+
+class FarmhandError(Exception):
+    """Base of every error farmhand raises on purpose."""
+
+
+class ConfigError(FarmhandError):
+    """A configuration file, key or option is invalid."""
+
+
+class ModelError(FarmhandError):
+    """A model cannot be found, assembled, verified or loaded."""
+
+
+class ProviderError(FarmhandError):
+    """A model backend failed or refused the request."""
+
+
+class ToolError(FarmhandError):
+    """A tool could not be listed or called."""
+
+
+class UnknownToolError(ToolError):
+    """The model asked for a tool that no toolset offers."""
+
+
+class ToolServerError(ToolError):
+    """An MCP server could not be started, or stopped answering."""
+
+
+class LoopError(FarmhandError):
+    """The tool loop could not reach an answer."""

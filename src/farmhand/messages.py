@@ -1,0 +1,122 @@
+"""The provider-neutral message model.
+
+Every provider converts to and from these immutable values at its edge, so the runtime,
+the CLI and the servers never handle a provider's own dicts.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Role = Literal["system", "user", "assistant", "tool"]
+
+
+def new_call_id() -> str:
+    return "call_" + uuid.uuid4().hex[:24]
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A request from the model to run one tool."""
+
+    name: str
+    arguments: dict[str, Any]
+    id: str = field(default_factory=new_call_id)
+    # Set when the model wrote a call that could not be read (bad JSON, arguments not an
+    # object). The loop does not run such a call: it sends this text back as the result.
+    parse_error: str | None = None
+
+    def arguments_json(self) -> str:
+        return json.dumps(self.arguments, ensure_ascii=False)
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """What running a tool produced, addressed to the call that asked for it."""
+
+    call_id: str
+    name: str
+    content: str
+    is_error: bool = False
+
+
+@dataclass(frozen=True)
+class Message:
+    """One turn of a conversation.
+
+    `tool_calls` is set on assistant turns that call tools; `tool_call_id` and `name` on
+    tool turns, which carry a tool's result in `content`.
+    """
+
+    role: Role
+    content: str = ""
+    reasoning: str | None = None
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+    name: str | None = None
+
+    @classmethod
+    def system(cls, content: str) -> Message:
+        return cls("system", content)
+
+    @classmethod
+    def user(cls, content: str) -> Message:
+        return cls("user", content)
+
+    @classmethod
+    def assistant(cls, content: str = "", tool_calls: tuple[ToolCall, ...] = ()) -> Message:
+        return cls("assistant", content, tool_calls=tool_calls)
+
+    @classmethod
+    def tool(cls, result: ToolResult) -> Message:
+        return cls("tool", result.content, tool_call_id=result.call_id, name=result.name)
+
+
+@dataclass(frozen=True)
+class Usage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.prompt_tokens + other.prompt_tokens,
+            self.completion_tokens + other.completion_tokens,
+        )
+
+
+# Stream events: what a provider yields while the model writes.
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    text: str
+
+
+@dataclass(frozen=True)
+class ReasoningDelta:
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolCallEvent:
+    """A complete, parsed tool call."""
+
+    call: ToolCall
+
+
+@dataclass(frozen=True)
+class Finish:
+    """The model turn ended. `reason` is stop, length or tool_calls."""
+
+    reason: str
+    usage: Usage = Usage()
+
+
+StreamEvent = TextDelta | ReasoningDelta | ToolCallEvent | Finish

@@ -1,0 +1,16 @@
+"""Where farmhand keeps its files. FARMHAND_HOME moves all of them."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def farmhand_home() -> Path:
+    """`$FARMHAND_HOME`, else `~/.cache/farmhand`."""
+    env = os.environ.get("FARMHAND_HOME")
+    return Path(env).expanduser() if env else Path.home() / ".cache" / "farmhand"
+
+
+def models_dir() -> Path:
+    return farmhand_home() / "models"

@@ -1,0 +1,44 @@
+"""The provider contract: stream a model turn as neutral events."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from farmhand.messages import Message, StreamEvent
+from farmhand.tools.definition import ToolDefinition
+
+ToolChoice = Literal["auto", "none", "required"] | dict[str, Any]
+
+
+@dataclass(frozen=True)
+class GenerationSettings:
+    """Per-turn sampling and tool options. None means the backend's own default."""
+
+    temperature: float | None = None
+    max_tokens: int | None = None
+    seed: int | None = None
+    stop: tuple[str, ...] = ()
+    tool_choice: ToolChoice = "auto"
+    parallel_tool_calls: bool = True
+
+
+@runtime_checkable
+class Provider(Protocol):
+    """A model backend.
+
+    `stream` yields TextDelta / ReasoningDelta as the model writes, a ToolCallEvent for each
+    complete tool call, and exactly one Finish last. Failures raise ProviderError.
+    """
+
+    name: str
+
+    def stream(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[ToolDefinition],
+        settings: GenerationSettings,
+    ) -> AsyncIterator[StreamEvent]: ...
+
+    async def aclose(self) -> None: ...

@@ -1,0 +1,195 @@
+"""The embedded provider: a GGUF model run in-process by llama-cpp-python.
+
+Generation runs in a worker thread (llama.cpp blocks) and streams tokens back through a
+memory stream; the model's own chat template renders the prompt and a tool-call parser
+picked for that template reads the calls back out of the text.
+"""
+
+from __future__ import annotations
+
+import codecs
+import os
+import threading
+from collections.abc import AsyncIterator, Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.to_thread
+from anyio.from_thread import BlockingPortal
+
+from farmhand.errors import ModelError, ProviderError
+from farmhand.messages import Finish, Message, StreamEvent, ToolCallEvent, Usage
+from farmhand.parsing.registry import parser_for
+from farmhand.prompting.templates import render_chat_template
+from farmhand.providers.base import GenerationSettings
+from farmhand.tools.definition import ToolDefinition
+
+DEFAULT_N_CTX = 4096
+DEFAULT_TEMPERATURE = 0.2
+_TEMPLATE_KEY = "tokenizer.chat_template"
+
+
+def load_llama(
+    model_path: Path, *, n_ctx: int = DEFAULT_N_CTX, n_threads: int | None = None
+) -> Any:
+    """Load a GGUF; n_threads defaults to every core (llama-cpp-python's default is half)."""
+    try:
+        from llama_cpp import Llama
+    except ImportError as exc:
+        raise ModelError(
+            "llama-cpp-python is not installed; run `make setup` (it builds the embedded engine)"
+        ) from exc
+    if not model_path.is_file():
+        raise ModelError(f"model file not found: {model_path}")
+    try:
+        return Llama(
+            str(model_path),
+            n_ctx=n_ctx,
+            n_threads=n_threads or os.cpu_count() or 1,
+            n_threads_batch=n_threads or os.cpu_count() or 1,
+            verbose=False,
+        )
+    except (ValueError, RuntimeError) as exc:
+        raise ModelError(f"could not load {model_path}: {exc} (is it a valid GGUF file?)") from exc
+
+
+class LlamaCppProvider:
+    name = "llamacpp"
+
+    def __init__(
+        self,
+        llama: Any,
+        *,
+        model_name: str = "embedded",
+        chat_template: str | None = None,
+        default_temperature: float = DEFAULT_TEMPERATURE,
+    ) -> None:
+        self.llama = llama
+        self.model_name = model_name
+        self.chat_template = chat_template or llama.metadata.get(_TEMPLATE_KEY)
+        if not self.chat_template:
+            raise ModelError(f"{model_name} has no chat template in its GGUF metadata")
+        self.default_temperature = default_temperature
+        self._lock = anyio.Lock()  # one generation at a time: a llama context is not shared
+        self._special = _special_tokens(llama)
+        self._is_end = _end_of_generation_check(llama)
+
+    def render(self, messages: Sequence[Message], tools: Sequence[ToolDefinition]) -> str:
+        return render_chat_template(
+            self.chat_template,
+            messages,
+            tools,
+            bos_token=self._special["bos"],
+            eos_token=self._special["eos"],
+        )
+
+    async def stream(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[ToolDefinition],
+        settings: GenerationSettings,
+    ) -> AsyncIterator[StreamEvent]:
+        offered = [] if settings.tool_choice == "none" else list(tools)
+        prompt = self.render(messages, offered)
+        parser = parser_for(self.chat_template, self.model_name, [t.name for t in offered])
+        async with self._lock:
+            prompt_tokens = self.llama.tokenize(prompt.encode(), add_bos=False, special=True)
+            budget = self.llama.n_ctx() - len(prompt_tokens)
+            if budget <= 0:
+                raise ProviderError(
+                    f"the conversation ({len(prompt_tokens)} tokens) does not fit the context"
+                    f" window ({self.llama.n_ctx()} tokens); raise n_ctx or shorten the input"
+                )
+            max_tokens = min(settings.max_tokens or budget, budget)
+            completion_tokens = 0
+            called = False
+            async for piece, count in self._generate(prompt_tokens, max_tokens, settings):
+                completion_tokens = count
+                for event in parser.feed(piece):
+                    called = called or isinstance(event, ToolCallEvent)
+                    yield event
+        for event in parser.finish():
+            called = called or isinstance(event, ToolCallEvent)
+            yield event
+        reason = "length" if completion_tokens >= max_tokens else "stop"
+        yield Finish(
+            "tool_calls" if called else reason, Usage(len(prompt_tokens), completion_tokens)
+        )
+
+    async def _generate(
+        self, prompt_tokens: list[int], max_tokens: int, settings: GenerationSettings
+    ) -> AsyncIterator[tuple[str, int]]:
+        """Yield (text, tokens so far) as the worker thread produces them."""
+        send, receive = anyio.create_memory_object_stream[tuple[str, int]](64)
+        stop = threading.Event()
+        temperature = (
+            settings.temperature if settings.temperature is not None else self.default_temperature
+        )
+        if settings.seed is not None:
+            self.llama.set_seed(settings.seed)
+
+        def work(portal: BlockingPortal) -> None:
+            decoder = codecs.getincrementaldecoder("utf-8")("replace")
+            count = 0
+            pending = ""
+            for token in self.llama.generate(prompt_tokens, temp=temperature, reset=True):
+                if stop.is_set() or self._is_end(token):
+                    break
+                count += 1
+                pending += decoder.decode(self.llama.detokenize([token]))
+                if any(s in pending for s in settings.stop):
+                    pending = pending[: min(pending.find(s) for s in settings.stop if s in pending)]
+                    portal.call(send.send, (pending, count))
+                    pending = ""
+                    break
+                if pending:
+                    portal.call(send.send, (pending, count))
+                    pending = ""
+                if count >= max_tokens:
+                    break
+            pending += decoder.decode(b"", final=True)
+            if pending:
+                portal.call(send.send, (pending, count))
+
+        async with BlockingPortal() as portal, anyio.create_task_group() as group:
+
+            async def run_worker() -> None:
+                try:
+                    await anyio.to_thread.run_sync(work, portal)
+                finally:
+                    await send.aclose()
+
+            group.start_soon(run_worker)
+            try:
+                async with receive:
+                    async for item in receive:
+                        yield item
+            finally:
+                stop.set()  # the worker checks this between tokens, so cancelling is prompt
+
+    async def aclose(self) -> None:
+        close: Callable[[], None] | None = getattr(self.llama, "close", None)
+        if close is not None:
+            close()
+
+
+def _special_tokens(llama: Any) -> dict[str, str]:
+    def text(token_id: int) -> str:
+        if token_id < 0:
+            return ""
+        return str(llama.detokenize([token_id], special=True).decode("utf-8", "replace"))
+
+    return {"bos": text(llama.token_bos()), "eos": text(llama.token_eos())}
+
+
+def _end_of_generation_check(llama: Any) -> Callable[[int], bool]:
+    """Use llama.cpp's own end-of-generation set (EOS, EOT, <|im_end|>, ...)."""
+    try:
+        import llama_cpp
+
+        vocab = llama_cpp.llama_model_get_vocab(llama.model)
+        return lambda token: bool(llama_cpp.llama_vocab_is_eog(vocab, token))
+    except (ImportError, AttributeError):
+        eos = llama.token_eos()
+        return lambda token: token == eos

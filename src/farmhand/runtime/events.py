@@ -1,0 +1,64 @@
+"""What the tool loop reports while it runs; the CLI, HTTP API and MCP server render these."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from farmhand.messages import Message, ToolCall, ToolResult, Usage
+
+StopReason = Literal["stop", "length", "round_limit", "client_tool_calls"]
+
+
+@dataclass(frozen=True)
+class TurnStarted:
+    round: int
+
+
+@dataclass(frozen=True)
+class TextChunk:
+    text: str
+
+
+@dataclass(frozen=True)
+class ReasoningChunk:
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolCallStarted:
+    call: ToolCall
+
+
+@dataclass(frozen=True)
+class ToolCallFinished:
+    call: ToolCall
+    result: ToolResult
+
+
+@dataclass(frozen=True)
+class ToolCallRecord:
+    """One executed call and what it returned."""
+
+    call: ToolCall
+    result: ToolResult
+
+
+@dataclass(frozen=True)
+class LoopFinished:
+    """The loop is done. `answer` is the last turn's text; `messages` the whole history.
+
+    `pending_calls` holds calls the caller must run itself (inline tools farmhand cannot
+    execute) when `stop_reason` is "client_tool_calls".
+    """
+
+    answer: str
+    stop_reason: StopReason
+    rounds: int
+    usage: Usage
+    messages: tuple[Message, ...]
+    tool_calls: tuple[ToolCallRecord, ...] = ()
+    pending_calls: tuple[ToolCall, ...] = field(default=())
+
+
+LoopEvent = TurnStarted | TextChunk | ReasoningChunk | ToolCallStarted | ToolCallFinished | LoopFinished

@@ -1,0 +1,36 @@
+"""ToolDefinition: a tool as the model sees it, in OpenAI's function shape (canonical)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+EMPTY_OBJECT_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
+
+
+@dataclass(frozen=True)
+class ToolDefinition:
+    name: str
+    description: str = ""
+    parameters: dict[str, Any] = field(default_factory=lambda: dict(EMPTY_OBJECT_SCHEMA))
+
+    def to_openai(self) -> dict[str, Any]:
+        """`{"type": "function", "function": {...}}`, as OpenAI's API and chat templates take it."""
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": self.parameters,
+            },
+        }
+
+    @classmethod
+    def from_openai(cls, tool: dict[str, Any]) -> ToolDefinition:
+        """Accepts both `{"type": "function", "function": {...}}` and the flat form."""
+        fn = tool.get("function", tool)
+        return cls(
+            name=fn["name"],
+            description=fn.get("description") or "",
+            parameters=fn.get("parameters") or dict(EMPTY_OBJECT_SCHEMA),
+        )

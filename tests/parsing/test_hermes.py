@@ -1,0 +1,130 @@
+"""The Hermes parser on the shapes the default model writes: tagged, bare and fenced calls."""
+
+from __future__ import annotations
+
+import pytest
+
+from farmhand.messages import StreamEvent, TextDelta, ToolCall, ToolCallEvent
+from farmhand.parsing.hermes import HermesParser
+
+TOOLS = {"filesystem:list_directory", "filesystem:read_file"}
+CALL = '{"name": "filesystem:list_directory", "arguments": {"path": "/tmp/x"}}'
+
+
+def parse(text: str, *, step: int = 1, known: set[str] | None = None) -> list[StreamEvent]:
+    parser = HermesParser(TOOLS if known is None else known)
+    events: list[StreamEvent] = []
+    for i in range(0, len(text), step):
+        events += parser.feed(text[i : i + step])
+    return events + parser.finish()
+
+
+def text_of(events: list[StreamEvent]) -> str:
+    return "".join(e.text for e in events if isinstance(e, TextDelta))
+
+
+def calls_of(events: list[StreamEvent]) -> list[ToolCall]:
+    return [e.call for e in events if isinstance(e, ToolCallEvent)]
+
+
+@pytest.mark.parametrize("step", [1, 3, 1000])
+def test_tagged_call_with_text_before(step: int) -> None:
+    events = parse(f"Let me look.\n<tool_call>\n{CALL}\n</tool_call>", step=step)
+    assert text_of(events) == "Let me look.\n"
+    [call] = calls_of(events)
+    assert (call.name, call.arguments, call.parse_error) == (
+        "filesystem:list_directory",
+        {"path": "/tmp/x"},
+        None,
+    )
+
+
+def test_several_tagged_calls_in_one_turn() -> None:
+    other = '{"name": "filesystem:read_file", "arguments": {"path": "/tmp/x/a"}}'
+    events = parse(f"<tool_call>{CALL}</tool_call>\n<tool_call>{other}</tool_call>")
+    assert [c.name for c in calls_of(events)] == [
+        "filesystem:list_directory",
+        "filesystem:read_file",
+    ]
+    assert text_of(events).strip() == ""
+
+
+def test_unclosed_tag_at_end_of_output_is_still_a_call() -> None:
+    [call] = calls_of(parse(f"<tool_call>\n{CALL}\n"))
+    assert call.arguments == {"path": "/tmp/x"}
+
+
+def test_broken_json_inside_tags_is_a_call_with_a_parse_error() -> None:
+    events = parse('<tool_call>{"name": "filesystem:read_file", "arguments": {"path": </tool_call>')
+    [call] = calls_of(events)
+    assert call.name == "filesystem:read_file"
+    assert call.parse_error is not None and "could not read the tool call" in call.parse_error
+    assert text_of(events) == ""
+
+
+def test_arguments_given_as_a_json_string_are_decoded() -> None:
+    body = '{"name": "filesystem:read_file", "arguments": "{\\"path\\": \\"a\\"}"}'
+    [call] = calls_of(parse(f"<tool_call>{body}</tool_call>"))
+    assert call.arguments == {"path": "a"}
+
+
+@pytest.mark.parametrize("step", [1, 7])
+def test_bare_json_reply_is_a_call(step: int) -> None:
+    [call] = calls_of(parse(f"  {CALL}\n", step=step))
+    assert call.name == "filesystem:list_directory"
+
+
+def test_bare_json_naming_a_tool_without_its_server_prefix_is_a_call() -> None:
+    [call] = calls_of(parse('{"name": "list_directory", "arguments": {"path": "."}}'))
+    assert call.name == "list_directory"  # the loop resolves it to filesystem:list_directory
+
+
+def test_fenced_json_reply_is_a_call() -> None:
+    events = parse(f"```json\n{CALL}\n```")
+    assert [c.name for c in calls_of(events)] == ["filesystem:list_directory"]
+    assert text_of(events) == ""
+
+
+def test_fenced_call_after_prose_keeps_the_prose() -> None:
+    events = parse(f"I will list it:\n```json\n{CALL}\n```\n")
+    assert text_of(events) == "I will list it:\n\n"
+    assert len(calls_of(events)) == 1
+
+
+def test_json_inside_prose_is_never_a_call() -> None:
+    text = f"The request looks like {CALL} and that is all."
+    events = parse(text)
+    assert calls_of(events) == []
+    assert text_of(events) == text
+
+
+def test_bare_json_that_is_data_not_a_call_stays_text() -> None:
+    data = '{"name": "Alice", "age": 30}'
+    assert calls_of(parse(data)) == []
+    assert text_of(parse(data)) == data
+
+
+def test_bare_json_naming_an_unknown_tool_stays_text() -> None:
+    text = '{"name": "delete_everything", "arguments": {}}'
+    assert calls_of(parse(text)) == []
+    assert text_of(parse(text)) == text
+
+
+def test_fenced_code_that_is_not_a_call_stays_text_verbatim() -> None:
+    text = "Example:\n```python\nprint({'name': 'x'})\n```\nDone."
+    events = parse(text)
+    assert calls_of(events) == []
+    assert text_of(events) == text
+
+
+def test_plain_text_streams_without_waiting_for_the_end() -> None:
+    parser = HermesParser(TOOLS)
+    assert text_of(parser.feed("Hello there, ")) == "Hello there, "
+    # "<tool" could still become <tool_call>: held back until it cannot.
+    assert text_of(parser.feed("a <tool")) == "a "
+    assert text_of(parser.feed("s> are fine")) == "<tools> are fine"
+    assert parser.finish() == []
+
+
+def test_text_that_looks_like_an_unfinished_tag_is_released_at_the_end() -> None:
+    assert text_of(parse("compare a <tool_c")) == "compare a <tool_c"
