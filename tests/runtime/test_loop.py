@@ -82,7 +82,9 @@ async def test_multi_round_calls_feed_results_back(router: ToolRouter) -> None:
     provider = ScriptedProvider(
         [
             Step.calls(ToolCall("kitchen:stock", {"item": "flour"})),
-            Step.calls(ToolCall("kitchen:restock", {"item": "flour", "count": 5}), expect=sees_stock),
+            Step.calls(
+                ToolCall("kitchen:restock", {"item": "flour", "count": 5}), expect=sees_stock
+            ),
             Step.text("Flour restocked: 5.", expect=sees_restock),
         ]
     )
@@ -100,23 +102,34 @@ async def test_multi_round_calls_feed_results_back(router: ToolRouter) -> None:
 
 
 async def test_all_calls_of_a_turn_run_and_results_keep_their_order(router: ToolRouter) -> None:
-    first, second = ToolCall("kitchen:stock", {"item": "apples"}), ToolCall("kitchen:stock", {"item": "flour"})
+    first, second = (
+        ToolCall("kitchen:stock", {"item": "apples"}),
+        ToolCall("kitchen:stock", {"item": "flour"}),
+    )
     provider = ScriptedProvider([Step.calls(first, second), Step.text("done")])
     events: list[LoopEvent] = [e async for e in run_loop(provider, user("stock?"), router)]
     finished = [e for e in events if isinstance(e, ToolCallFinished)]
-    assert [(e.call.id, e.result.call_id) for e in finished] == [(first.id, first.id), (second.id, second.id)]
+    assert [(e.call.id, e.result.call_id) for e in finished] == [
+        (first.id, first.id),
+        (second.id, second.id),
+    ]
     assert [e.result.content for e in finished] == ["apples: 3", "flour: 0"]
     started = [e.call.id for e in events if isinstance(e, ToolCallStarted)]
     assert started == [first.id, second.id]
 
 
-async def test_a_failing_tool_becomes_an_error_result_and_the_loop_goes_on(router: ToolRouter) -> None:
+async def test_a_failing_tool_becomes_an_error_result_and_the_loop_goes_on(
+    router: ToolRouter,
+) -> None:
     def told(messages: Sequence[Message], _: Sequence[ToolDefinition]) -> None:
         [content] = last_tool_messages(messages)
         assert "stock" in content
 
     provider = ScriptedProvider(
-        [Step.calls(ToolCall("kitchen:stock", {"item": "caviar"})), Step.text("No caviar.", expect=told)]
+        [
+            Step.calls(ToolCall("kitchen:stock", {"item": "caviar"})),
+            Step.text("No caviar.", expect=told),
+        ]
     )
     result = await run_to_completion(provider, user("caviar?"), router)
     [record] = result.tool_calls
@@ -124,7 +137,9 @@ async def test_a_failing_tool_becomes_an_error_result_and_the_loop_goes_on(route
     assert result.answer == "No caviar."
 
 
-async def test_an_unknown_tool_is_reported_to_the_model_with_the_tools_it_has(router: ToolRouter) -> None:
+async def test_an_unknown_tool_is_reported_to_the_model_with_the_tools_it_has(
+    router: ToolRouter,
+) -> None:
     provider = ScriptedProvider([Step.calls(ToolCall("kitchen:oven", {})), Step.text("Sorry.")])
     result = await run_to_completion(provider, user("bake"), router)
     [record] = result.tool_calls
@@ -133,7 +148,9 @@ async def test_an_unknown_tool_is_reported_to_the_model_with_the_tools_it_has(ro
     assert "kitchen:restock, kitchen:stock" in record.result.content
 
 
-async def test_a_call_without_the_server_prefix_resolves_when_unambiguous(router: ToolRouter) -> None:
+async def test_a_call_without_the_server_prefix_resolves_when_unambiguous(
+    router: ToolRouter,
+) -> None:
     provider = ScriptedProvider([Step.calls(ToolCall("stock", {"item": "apples"})), Step.text("3")])
     result = await run_to_completion(provider, user("apples?"), router)
     [record] = result.tool_calls
@@ -153,7 +170,8 @@ async def test_a_malformed_call_is_not_run_and_the_model_is_told_why(router: Too
 
 
 async def test_the_round_limit_stops_a_model_that_never_answers(router: ToolRouter) -> None:
-    steps = [Step.calls(ToolCall("kitchen:stock", {"item": "apples"})) for _ in range(4)]
+    items = ["apples", "flour", "sugar", "salt"]
+    steps = [Step.calls(ToolCall("kitchen:restock", {"item": i, "count": 1})) for i in items]
     provider = ScriptedProvider(steps)
     result = await run_to_completion(provider, user("loop"), router, max_tool_rounds=3)
     provider.assert_done()
@@ -164,7 +182,7 @@ async def test_the_round_limit_stops_a_model_that_never_answers(router: ToolRout
 
 async def test_inline_tools_are_handed_back_to_the_caller(router: ToolRouter) -> None:
     notify = ToolDefinition("custom.send_notification", "Notify the user", {"type": "object"})
-    mixed = ToolRouter(router._toolsets, client_tools=[notify])  # noqa: SLF001
+    mixed = ToolRouter(router._toolsets, client_tools=[notify])
     call = ToolCall("custom.send_notification", {"message": "hi"})
     provider = ScriptedProvider([Step.calls(call, ToolCall("kitchen:stock", {"item": "apples"}))])
     result = await run_to_completion(provider, user("notify"), mixed)
@@ -176,7 +194,10 @@ async def test_inline_tools_are_handed_back_to_the_caller(router: ToolRouter) ->
 async def test_parallel_tool_calls_false_runs_only_the_first_call(router: ToolRouter) -> None:
     provider = ScriptedProvider(
         [
-            Step.calls(ToolCall("kitchen:stock", {"item": "apples"}), ToolCall("kitchen:stock", {"item": "flour"})),
+            Step.calls(
+                ToolCall("kitchen:stock", {"item": "apples"}),
+                ToolCall("kitchen:stock", {"item": "flour"}),
+            ),
             Step.text("ok"),
         ]
     )
@@ -203,3 +224,50 @@ async def test_usage_is_summed_over_turns(router: ToolRouter) -> None:
     result = await run_to_completion(provider, user("apples"), router)
     assert (result.usage.prompt_tokens, result.usage.completion_tokens) == (30, 5)
     assert isinstance(result, LoopFinished)
+
+
+async def test_a_model_repeating_a_call_gets_one_turn_without_tools_to_answer(
+    router: ToolRouter,
+) -> None:
+    def asked_to_answer(messages: Sequence[Message], _: Sequence[ToolDefinition]) -> None:
+        assert messages[-1] == Message.user(
+            "Answer my question from the tool results above: how many apples?"
+        )
+        assert messages[-2].content == "apples: 3"
+
+    again = ToolCall("kitchen:stock", {"item": "apples"})
+    provider = ScriptedProvider(
+        [
+            Step.calls(ToolCall("kitchen:stock", {"item": "apples"})),
+            Step.calls(again),
+            Step.text("There are 3 apples.", expect=asked_to_answer),
+        ]
+    )
+    result = await run_to_completion(provider, user("how many apples?"), router)
+    provider.assert_done()
+    assert result.answer == "There are 3 apples."
+    assert result.rounds == 1
+    assert len(result.tool_calls) == 1  # the repeat was not run
+    assert provider.requests[2].settings.tool_choice == "none"
+    # the stuck turn is not kept in the history the caller gets back
+    assert [m.role for m in result.messages] == ["user", "assistant", "tool", "assistant"]
+
+
+async def test_a_repeat_beside_a_new_call_is_answered_from_history_not_rerun(
+    router: ToolRouter,
+) -> None:
+    provider = ScriptedProvider(
+        [
+            Step.calls(ToolCall("kitchen:restock", {"item": "flour", "count": 1})),
+            Step.calls(
+                ToolCall("kitchen:restock", {"item": "flour", "count": 1}),
+                ToolCall("kitchen:stock", {"item": "flour"}),
+            ),
+            Step.text("flour: 1"),
+        ]
+    )
+    result = await run_to_completion(provider, user("restock flour once"), router)
+    assert [r.result.content for r in result.tool_calls] == ["flour: 1", "flour: 1"]
+    tool_messages = [m.content for m in result.messages if m.role == "tool"]
+    assert tool_messages[1].startswith("This exact call was already made")
+    assert tool_messages[2] == "flour: 1"  # restock ran once: a rerun would have made it 2

@@ -46,7 +46,9 @@ def call_from_object(obj: Any) -> ToolCall | None:
             return ToolCall(
                 name,
                 {},
-                parse_error=f"the arguments of {name} are not valid JSON ({exc.msg}): {arguments[:200]}",
+                parse_error=(
+                    f"the arguments of {name} are not valid JSON ({exc.msg}): {arguments[:200]}"
+                ),
                 **extra,
             )
     if arguments is None:
@@ -55,7 +57,9 @@ def call_from_object(obj: Any) -> ToolCall | None:
         return ToolCall(
             name,
             {},
-            parse_error=f"the arguments of {name} must be a JSON object, got {type(arguments).__name__}",
+            parse_error=(
+                f"the arguments of {name} must be a JSON object, got {type(arguments).__name__}"
+            ),
             **extra,
         )
     return ToolCall(name, arguments, **extra)
@@ -78,6 +82,10 @@ def calls_from_json_text(text: str, known_names: Collection[str] | None) -> list
         try:
             value, pos = decoder.raw_decode(text, pos)
         except json.JSONDecodeError:
+            # A run of calls whose last one was cut off (the turn hit its token limit):
+            # keep the complete ones.
+            if values and text[pos] == "{" and _is_truncated(text[pos:]):
+                break
             return None
         values.extend(value if isinstance(value, list) else [value])
     calls = [call_from_object(v) for v in values]
@@ -92,3 +100,13 @@ def calls_from_json_text(text: str, known_names: Collection[str] | None) -> list
 def is_known_tool(name: str, known_names: Collection[str]) -> bool:
     """True if `name` is a tool, or a tool's name without its `server:` prefix."""
     return name in known_names or any(k.endswith(":" + name) for k in known_names)
+
+
+def _is_truncated(fragment: str) -> bool:
+    """True if `fragment` is the start of a JSON value that simply stopped early."""
+    try:
+        json.loads(fragment)
+    except json.JSONDecodeError as exc:
+        # Running out of input shows as an error at the very end, or as a string left open.
+        return exc.pos >= len(fragment.rstrip()) or exc.msg.startswith("Unterminated string")
+    return False

@@ -113,7 +113,10 @@ class HermesParser:
         match = _NAME_RE.search(body)
         call = call_from_object({"name": match.group(1)}) if match else None
         name = call.name if call else "unknown"
-        error = f"could not read the tool call: {body.strip()[:300]!r} is not a JSON object with name and arguments"
+        error = (
+            f"could not read the tool call: {body.strip()[:300]!r} is not a JSON object"
+            " with name and arguments"
+        )
         return [ToolCallEvent(ToolCall(name, {}, parse_error=error))]
 
     def _fenced(self, block: str) -> list[StreamEvent]:

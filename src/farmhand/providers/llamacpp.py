@@ -27,6 +27,9 @@ from farmhand.tools.definition import ToolDefinition
 
 DEFAULT_N_CTX = 4096
 DEFAULT_TEMPERATURE = 0.2
+# A turn that may call tools is cut here unless the caller asks for more: a tool call takes
+# well under this, and small models otherwise ramble on listing calls for minutes.
+TOOL_TURN_MAX_TOKENS = 1024
 _TEMPLATE_KEY = "tokenizer.chat_template"
 
 
@@ -101,7 +104,8 @@ class LlamaCppProvider:
                     f"the conversation ({len(prompt_tokens)} tokens) does not fit the context"
                     f" window ({self.llama.n_ctx()} tokens); raise n_ctx or shorten the input"
                 )
-            max_tokens = min(settings.max_tokens or budget, budget)
+            default_max = TOOL_TURN_MAX_TOKENS if offered else budget
+            max_tokens = min(settings.max_tokens or default_max, budget)
             completion_tokens = 0
             called = False
             async for piece, count in self._generate(prompt_tokens, max_tokens, settings):

@@ -61,4 +61,6 @@ class LoopFinished:
     pending_calls: tuple[ToolCall, ...] = field(default=())
 
 
-LoopEvent = TurnStarted | TextChunk | ReasoningChunk | ToolCallStarted | ToolCallFinished | LoopFinished
+LoopEvent = (
+    TurnStarted | TextChunk | ReasoningChunk | ToolCallStarted | ToolCallFinished | LoopFinished
+)

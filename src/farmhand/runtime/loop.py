@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
 
 import anyio
 
@@ -22,6 +24,7 @@ from farmhand.runtime.events import (
     LoopEvent,
     LoopFinished,
     ReasoningChunk,
+    StopReason,
     TextChunk,
     ToolCallFinished,
     ToolCallRecord,
@@ -31,13 +34,54 @@ from farmhand.runtime.events import (
 from farmhand.runtime.executor import ToolRouter
 
 DEFAULT_MAX_TOOL_ROUNDS = 10
+DEFAULT_SETTINGS = GenerationSettings()
+ANSWER_REQUEST = "Answer my question from the tool results above: {question}"
+
+
+@dataclass
+class _Turn:
+    """What one model turn produced."""
+
+    text: list[str] = field(default_factory=list)
+    calls: list[ToolCall] = field(default_factory=list)
+    finish_reason: str = "stop"
+
+    @property
+    def answer(self) -> str:
+        return "".join(self.text)
+
+
+@dataclass
+class _State:
+    history: list[Message]
+    usage: Usage = field(default_factory=Usage)
+    records: list[ToolCallRecord] = field(default_factory=list)
+    results: dict[str, ToolResult] = field(default_factory=dict)  # by call_key
+    rounds: int = 0
+
+    def finished(
+        self, answer: str, reason: StopReason, pending: Sequence[ToolCall] = ()
+    ) -> LoopFinished:
+        return LoopFinished(
+            answer=answer,
+            stop_reason=reason,
+            rounds=self.rounds,
+            usage=self.usage,
+            messages=tuple(self.history),
+            tool_calls=tuple(self.records),
+            pending_calls=tuple(pending),
+        )
+
+
+def call_key(call: ToolCall) -> str:
+    return call.name + "\0" + json.dumps(call.arguments, sort_keys=True, ensure_ascii=False)
 
 
 async def run_loop(
     provider: Provider,
     messages: Sequence[Message],
     router: ToolRouter,
-    settings: GenerationSettings = GenerationSettings(),
+    settings: GenerationSettings = DEFAULT_SETTINGS,
     *,
     max_tool_rounds: int = DEFAULT_MAX_TOOL_ROUNDS,
 ) -> AsyncIterator[LoopEvent]:
@@ -45,65 +89,68 @@ async def run_loop(
 
     A round is one model turn whose tool calls were run. After `max_tool_rounds` rounds a
     turn that still calls tools ends the loop with stop_reason "round_limit".
+
+    A call identical to one already run (same tool, same arguments) is not run again: its
+    result is in the history already. A turn made only of such repeats means the model is
+    stuck (small models often are), so it gets one turn without tools to answer from the
+    results it has.
     """
-    history = list(messages)
+    state = _State(list(messages))
     tools = await router.list_tools()
-    usage = Usage()
-    records: list[ToolCallRecord] = []
-    turn = 0
+    answer_only = False
+    turn_number = 0
     while True:
-        turn += 1
-        yield TurnStarted(turn)
-        text: list[str] = []
-        calls: list[ToolCall] = []
-        finish_reason = "stop"
-        async for event in provider.stream(history, tools, settings):
+        turn_number += 1
+        yield TurnStarted(turn_number)
+        turn = _Turn()
+        prompt, turn_settings = state.history, settings
+        if answer_only:
+            prompt = [*state.history, Message.user(_answer_request(state.history))]
+            turn_settings = dataclasses.replace(settings, tool_choice="none")
+        async for event in provider.stream(prompt, tools, turn_settings):
             if isinstance(event, TextDelta):
-                text.append(event.text)
+                turn.text.append(event.text)
                 yield TextChunk(event.text)
             elif isinstance(event, ReasoningDelta):
                 yield ReasoningChunk(event.text)
-            elif isinstance(event, ToolCallEvent):
-                calls.append(_canonical(event.call, router))
+            elif isinstance(event, ToolCallEvent) and not answer_only:
+                turn.calls.append(_canonical(event.call, router))
             elif isinstance(event, Finish):
-                usage += event.usage
-                finish_reason = event.reason
+                state.usage += event.usage
+                turn.finish_reason = event.reason
         if not settings.parallel_tool_calls:
-            calls = calls[:1]
-        answer = "".join(text)
-        history.append(Message.assistant(answer, tuple(calls)))
-        rounds = turn - 1
+            turn.calls = turn.calls[:1]
 
-        def finished(reason: str, pending: Sequence[ToolCall] = ()) -> LoopFinished:
-            return LoopFinished(
-                answer=answer,
-                stop_reason=reason,  # type: ignore[arg-type]
-                rounds=rounds,
-                usage=usage,
-                messages=tuple(history),
-                tool_calls=tuple(records),
-                pending_calls=tuple(pending),
+        if turn.calls and all(call_key(c) in state.results for c in turn.calls):
+            answer_only = True  # stuck repeating itself: this turn is dropped, not a round
+            continue
+        state.history.append(Message.assistant(turn.answer, tuple(turn.calls)))
+        if not turn.calls:
+            yield state.finished(
+                turn.answer, "length" if turn.finish_reason == "length" else "stop"
             )
-
-        if not calls:
-            yield finished("length" if finish_reason == "length" else "stop")
             return
-        if rounds >= max_tool_rounds:
-            yield finished("round_limit")
+        if state.rounds >= max_tool_rounds:
+            yield state.finished(turn.answer, "round_limit")
             return
 
-        client_calls = [c for c in calls if router.is_client_tool(c.name)]
-        server_calls = [c for c in calls if not router.is_client_tool(c.name)]
-        for call in server_calls:
+        state.rounds += 1
+        client_calls = [c for c in turn.calls if router.is_client_tool(c.name)]
+        server_calls = [c for c in turn.calls if not router.is_client_tool(c.name)]
+        fresh = list({call_key(c): c for c in reversed(server_calls)}.values())[::-1]
+        fresh = [c for c in fresh if call_key(c) not in state.results]
+        for call in fresh:
             yield ToolCallStarted(call)
-        results = await _execute_all(router, server_calls)
-        for call, result in zip(server_calls, results, strict=True):
-            records.append(ToolCallRecord(call, result))
-            history.append(Message.tool(result))
-            yield ToolCallFinished(call, result)
+        fresh_results = dict(zip(map(id, fresh), await _execute_all(router, fresh), strict=True))
+        for call in server_calls:
+            result = fresh_results.get(id(call)) or _repeat_result(call)
+            if id(call) in fresh_results:
+                state.results[call_key(call)] = result
+                state.records.append(ToolCallRecord(call, result))
+                yield ToolCallFinished(call, result)
+            state.history.append(Message.tool(result))
         if client_calls:
-            rounds += 1
-            yield finished("client_tool_calls", client_calls)
+            yield state.finished(turn.answer, "client_tool_calls", client_calls)
             return
 
 
@@ -111,6 +158,20 @@ def _canonical(call: ToolCall, router: ToolRouter) -> ToolCall:
     """Give a call the tool's full exposed name, so history and results agree."""
     name = router.resolve(call.name)
     return dataclasses.replace(call, name=name) if name and name != call.name else call
+
+
+def _repeat_result(call: ToolCall) -> ToolResult:
+    return ToolResult(
+        call.id,
+        call.name,
+        "This exact call was already made; its result is above. Use it, or call something else.",
+        is_error=True,
+    )
+
+
+def _answer_request(history: Sequence[Message]) -> str:
+    question = next((m.content for m in reversed(history) if m.role == "user"), "")
+    return ANSWER_REQUEST.format(question=question)
 
 
 async def _execute_all(router: ToolRouter, calls: Sequence[ToolCall]) -> list[ToolResult]:
@@ -130,7 +191,7 @@ async def run_to_completion(
     provider: Provider,
     messages: Sequence[Message],
     router: ToolRouter,
-    settings: GenerationSettings = GenerationSettings(),
+    settings: GenerationSettings = DEFAULT_SETTINGS,
     *,
     max_tool_rounds: int = DEFAULT_MAX_TOOL_ROUNDS,
 ) -> LoopFinished:

@@ -14,7 +14,12 @@ from farmhand.providers.base import Provider
 from farmhand.runtime.executor import ToolRouter
 from farmhand.toolsets.base import Toolset
 from farmhand.toolsets.mcp.client import MCPToolset
-from farmhand.toolsets.wrappers import PrefixedToolset
+from farmhand.toolsets.wrappers import (
+    FilteredToolset,
+    PrefixedToolset,
+    WorkingDirPaths,
+    read_only_current,
+)
 
 
 def build_provider(
@@ -24,7 +29,11 @@ def build_provider(
     if model.provider in ("llamacpp", "embedded"):
         from farmhand.models.assemble import ensure_model
         from farmhand.models.catalog import DEFAULT_MODEL
-        from farmhand.providers.llamacpp import DEFAULT_N_CTX, LlamaCppProvider
+        from farmhand.providers.llamacpp import (
+            DEFAULT_N_CTX,
+            DEFAULT_TEMPERATURE,
+            LlamaCppProvider,
+        )
         from farmhand.runtime.loading import load_with_progress
 
         source = str(model_path or model.model_path or model.model or DEFAULT_MODEL)
@@ -33,7 +42,9 @@ def build_provider(
         return LlamaCppProvider(
             llama,
             model_name=model.model or path.stem,
-            **({"default_temperature": model.temperature} if model.temperature is not None else {}),
+            default_temperature=DEFAULT_TEMPERATURE
+            if model.temperature is None
+            else model.temperature,
         )
     if model.provider in ("openai", "universal", "ollama"):
         from farmhand.providers.openai_compat import OpenAICompatProvider
@@ -76,6 +87,9 @@ class ChatSession:
     system_prompt: str | None = None
     tool_timeout: float = 30.0
     max_tool_rounds: int = 10
+    # Servers farmhand started for a folder the user named (--tools DIR): relative paths in
+    # their calls mean the user's working directory.
+    folder_servers: frozenset[str] = frozenset()
     router: ToolRouter = field(init=False)
     _stack: AsyncExitStack = field(init=False, default_factory=AsyncExitStack)
 
@@ -85,7 +99,13 @@ class ChatSession:
             for server in self.servers:
                 toolset = MCPToolset.from_config(server, call_timeout=self.tool_timeout)
                 await self._stack.enter_async_context(toolset)
-                toolsets.append(PrefixedToolset(toolset, server.name))
+                inner: Toolset = toolset
+                if server.name in self.folder_servers:
+                    inner = WorkingDirPaths(toolset, Path.cwd())
+                    inner = FilteredToolset(
+                        inner, read_only_current, "--tools gives the model read-only access"
+                    )
+                toolsets.append(PrefixedToolset(inner, server.name))
             self.router = ToolRouter(toolsets, client_tools=self.model.tool_definitions())
             await self.router.list_tools()
         except BaseException:
@@ -106,6 +126,7 @@ def session_for(
     model_name: str | None,
     *,
     extra_servers: Sequence[McpServerConfig] = (),
+    folder_servers: Sequence[McpServerConfig] = (),
     extra_system: str | None = None,
     model_path: Path | None = None,
     progress: bool = True,
@@ -115,7 +136,8 @@ def session_for(
     prompt = "\n\n".join(p for p in (config.system_prompt(model), extra_system) if p) or None
     return ChatSession(
         provider=provider,
-        servers=[*config.servers_for(model), *extra_servers],
+        servers=[*config.servers_for(model), *extra_servers, *folder_servers],
+        folder_servers=frozenset(s.name for s in folder_servers),
         model=model,
         system_prompt=prompt,
         tool_timeout=config.runtime.tool_timeout,

@@ -13,6 +13,12 @@ class ToolDefinition:
     name: str
     description: str = ""
     parameters: dict[str, Any] = field(default_factory=lambda: dict(EMPTY_OBJECT_SCHEMA))
+    # MCP's behaviour hints (readOnlyHint, destructiveHint, ...); never sent to a model.
+    annotations: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    @property
+    def read_only(self) -> bool:
+        return bool(self.annotations.get("readOnlyHint"))
 
     def to_openai(self) -> dict[str, Any]:
         """`{"type": "function", "function": {...}}`, as OpenAI's API and chat templates take it."""

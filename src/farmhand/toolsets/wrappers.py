@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from farmhand.tools.definition import ToolDefinition
-from farmhand.toolsets.base import Toolset, ToolOutput
+from farmhand.toolsets.base import ToolOutput, Toolset
 
 SEPARATOR = ":"
 
@@ -19,9 +22,67 @@ class PrefixedToolset:
 
     async def list_tools(self) -> list[ToolDefinition]:
         return [
-            ToolDefinition(f"{self.prefix}{SEPARATOR}{t.name}", t.description, t.parameters)
+            dataclasses.replace(t, name=f"{self.prefix}{SEPARATOR}{t.name}")
             for t in await self.inner.list_tools()
         ]
 
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> ToolOutput:
         return await self.inner.call_tool(name.removeprefix(self.prefix + SEPARATOR), arguments)
+
+
+PATH_KEYS = ("path", "paths", "source", "destination")
+
+
+class WorkingDirPaths:
+    """Reads relative path arguments as relative to the user's working directory.
+
+    A user who asks about "./examples" means the folder beside them, but a filesystem
+    server resolves relative paths against its own allowed root.
+    """
+
+    def __init__(self, inner: Toolset, base_dir: Path, keys: tuple[str, ...] = PATH_KEYS) -> None:
+        self.inner = inner
+        self.base_dir = base_dir
+        self.keys = keys
+
+    async def list_tools(self) -> list[ToolDefinition]:
+        return await self.inner.list_tools()
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> ToolOutput:
+        fixed = {k: self._absolute(v) if k in self.keys else v for k, v in arguments.items()}
+        return await self.inner.call_tool(name, fixed)
+
+    def _absolute(self, value: Any) -> Any:
+        if isinstance(value, list):
+            return [self._absolute(v) for v in value]
+        if isinstance(value, str) and value and not Path(value).expanduser().is_absolute():
+            return str((self.base_dir / value).resolve())
+        return value
+
+
+class FilteredToolset:
+    """Only the tools `allow` accepts are listed, and only those can be called."""
+
+    def __init__(self, inner: Toolset, allow: Callable[[ToolDefinition], bool], why: str) -> None:
+        self.inner = inner
+        self.allow = allow
+        self.why = why
+        self._allowed: set[str] | None = None
+
+    async def list_tools(self) -> list[ToolDefinition]:
+        tools = [t for t in await self.inner.list_tools() if self.allow(t)]
+        self._allowed = {t.name for t in tools}
+        return tools
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> ToolOutput:
+        if self._allowed is None:
+            await self.list_tools()
+        if self._allowed is not None and name not in self._allowed:
+            return ToolOutput(f"{name} is not enabled here: {self.why}", is_error=True)
+        return await self.inner.call_tool(name, arguments)
+
+
+def read_only_current(tool: ToolDefinition) -> bool:
+    """Read-only tools, less those whose own description says they are deprecated (their
+    replacement is listed too, and small models pick the first of two near-twins)."""
+    return tool.read_only and "DEPRECATED" not in tool.description.upper()

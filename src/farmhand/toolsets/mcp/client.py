@@ -135,9 +135,19 @@ class MCPToolset:
                 with anyio.fail_after(self._call_timeout):
                     self._tools = list((await client.list_tools()).tools)
             except Exception as exc:
-                raise ToolServerError(self._failure(f"could not list tools ({_reason(exc)})")) from exc
+                raise ToolServerError(
+                    self._failure(f"could not list tools ({_reason(exc)})")
+                ) from exc
         return [
-            ToolDefinition(t.name, t.description or "", dict(t.input_schema)) for t in self._tools
+            ToolDefinition(
+                t.name,
+                t.description or "",
+                dict(t.input_schema),
+                annotations=t.annotations.model_dump(by_alias=True, exclude_none=True)
+                if t.annotations
+                else {},
+            )
+            for t in self._tools
         ]
 
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> ToolOutput:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 from pathlib import Path
-from typing import IO
+from typing import TextIO
 
 from farmhand.errors import ToolServerError
 
@@ -14,7 +14,10 @@ class StderrLog:
     """A server's stderr, in a temp file (a subprocess needs a real file descriptor)."""
 
     def __init__(self) -> None:
-        self.file: IO[str] = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
+        # Closed by close(), when the server's toolset closes.
+        self.file: TextIO = tempfile.TemporaryFile(  # noqa: SIM115
+            "w+", encoding="utf-8", errors="replace"
+        )
 
     def tail(self, lines: int = 10) -> str:
         self.file.flush()

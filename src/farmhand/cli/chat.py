@@ -1,0 +1,134 @@
+"""`farmhand chat`: one question, answered by a model that may use tools."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import anyio
+import typer
+from rich.markup import escape
+
+from farmhand.cli.common import ConfigOption, console, err_console, fail, user_errors
+from farmhand.config.loader import find_config, load_config
+from farmhand.providers.base import GenerationSettings
+from farmhand.runtime.events import (
+    LoopEvent,
+    LoopFinished,
+    TextChunk,
+    ToolCallFinished,
+    ToolCallStarted,
+)
+from farmhand.runtime.loop import run_loop
+from farmhand.runtime.session import ChatSession, session_for
+from farmhand.toolsets.mcp.known_servers import filesystem_server
+
+RESULT_PREVIEW = 160
+
+
+def chat(
+    prompt: Annotated[str, typer.Argument(help="What to ask.")],
+    model: Annotated[
+        str | None, typer.Option("--model", "-m", help="Model name from the config or catalog.")
+    ] = None,
+    tools: Annotated[
+        Path | None,
+        typer.Option(
+            "--tools",
+            help="A folder the model may read, through the filesystem MCP server.",
+            file_okay=False,
+        ),
+    ] = None,
+    model_path: Annotated[
+        Path | None, typer.Option("--model-path", help="Use this local .gguf file.", dir_okay=False)
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print one JSON object instead of streaming.")
+    ] = False,
+    temperature: Annotated[float | None, typer.Option(help="Sampling temperature.")] = None,
+    max_tokens: Annotated[int | None, typer.Option(help="Most tokens per model turn.")] = None,
+    seed: Annotated[int | None, typer.Option(help="Sampling seed, for repeatable answers.")] = None,
+    config: ConfigOption = None,
+) -> None:
+    """Ask a question; the model may call tools, shown as they run."""
+    with user_errors():
+        cfg = load_config(find_config(config))
+        session = session_for(
+            cfg,
+            model if model_path is None else None,
+            folder_servers=[filesystem_server(tools)] if tools else [],
+            model_path=model_path,
+            progress=True,
+        )
+        settings = GenerationSettings(temperature=temperature, max_tokens=max_tokens, seed=seed)
+        result = anyio.run(_run, session, prompt, settings, as_json)
+    if as_json:
+        print(json.dumps(_json_report(result), ensure_ascii=False, indent=2))
+    if result.stop_reason == "round_limit":
+        fail(
+            f"stopped after {result.rounds} tool rounds without a final answer;"
+            " raise runtime.max_tool_rounds in the config to allow more"
+        )
+
+
+async def _run(
+    session: ChatSession, prompt: str, settings: GenerationSettings, quiet: bool
+) -> LoopFinished:
+    async with session:
+        try:
+            async for event in run_loop(
+                session.provider,
+                session.opening(prompt),
+                session.router,
+                settings,
+                max_tool_rounds=session.max_tool_rounds,
+            ):
+                if isinstance(event, LoopFinished):
+                    if not quiet:
+                        console.print()
+                    return event
+                if not quiet:
+                    _render(event)
+        finally:
+            await session.provider.aclose()
+    raise AssertionError("the loop ended without a result")
+
+
+def _render(event: LoopEvent) -> None:
+    if isinstance(event, TextChunk):
+        console.print(event.text, end="", markup=False, highlight=False)
+    elif isinstance(event, ToolCallStarted):
+        arguments = json.dumps(event.call.arguments, ensure_ascii=False)
+        console.print(f"\n[cyan]→ {escape(event.call.name)}[/] [dim]{escape(arguments)}[/]")
+    elif isinstance(event, ToolCallFinished):
+        text = " ".join(event.result.content.split())
+        short = text[:RESULT_PREVIEW] + ("…" if len(text) > RESULT_PREVIEW else "")
+        style = "red" if event.result.is_error else "green"
+        err = "error: " if event.result.is_error else ""
+        console.print(f"[{style}]← {err}{escape(short)}[/]")
+
+
+def _json_report(result: LoopFinished) -> dict[str, Any]:
+    return {
+        "answer": result.answer,
+        "tool_calls": [
+            {
+                "name": record.call.name,
+                "arguments": record.call.arguments,
+                "result": record.result.content,
+                "is_error": record.result.is_error,
+            }
+            for record in result.tool_calls
+        ],
+        "usage": {
+            "prompt_tokens": result.usage.prompt_tokens,
+            "completion_tokens": result.usage.completion_tokens,
+            "total_tokens": result.usage.total_tokens,
+        },
+        "rounds": result.rounds,
+        "stop_reason": result.stop_reason,
+    }
+
+
+__all__ = ["chat", "err_console"]

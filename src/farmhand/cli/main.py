@@ -1,0 +1,24 @@
+"""The `farmhand` command."""
+
+from __future__ import annotations
+
+import typer
+
+from farmhand.cli import models as models_commands
+from farmhand.cli.chat import chat
+from farmhand.cli.config import config_app
+
+app = typer.Typer(
+    name="farmhand",
+    help="A local-first runtime that lets language models use tools.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+app.command()(chat)
+app.add_typer(config_app, name="config", help="Show or check the configuration.")
+models_commands.register(app)
+
+
+def main() -> None:
+    app()

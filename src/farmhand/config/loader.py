@@ -1,0 +1,325 @@
+"""Reading farmhand.yaml: YAML with line numbers, `${env:VAR}` expansion, validation.
+
+Every problem becomes one line `FILE:LINE: key.path: what is wrong; what to do`, and all
+problems of a file are reported together.
+"""
+
+from __future__ import annotations
+
+import difflib
+import types
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Union, get_args, get_origin
+
+import yaml
+from pydantic import BaseModel, ValidationError
+from pydantic_core import ErrorDetails
+
+from farmhand.config.env import expand_env
+from farmhand.config.models import FarmhandConfig, Issue, KeyPath, default_config, format_path
+from farmhand.errors import ConfigError
+
+CONFIG_FILENAME = "farmhand.yaml"
+_DIR_CANDIDATES = (CONFIG_FILENAME, "llamafarm.yaml")
+
+
+def find_config(explicit: Path | None = None) -> Path | None:
+    """`explicit` (which must exist), else ./farmhand.yaml if present, else None."""
+    if explicit is None:
+        here = Path(CONFIG_FILENAME)
+        return here if here.is_file() else None
+    if explicit.is_dir():
+        for name in _DIR_CANDIDATES:
+            if (explicit / name).is_file():
+                return explicit / name
+        raise ConfigError(
+            f"{explicit} is a directory without {' or '.join(_DIR_CANDIDATES)};"
+            " pass the config file itself"
+        )
+    if not explicit.exists():
+        raise ConfigError(
+            f"config file {explicit} does not exist; check the path, or leave out --config"
+            f" to use ./{CONFIG_FILENAME} or the built-in default"
+        )
+    return explicit
+
+
+def load_config(
+    path: Path | None = None, *, environ: Mapping[str, str] | None = None
+) -> FarmhandConfig:
+    """The validated config in `path`; the built-in default when `path` is None."""
+    if path is None:
+        return default_config()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"config file {path} does not exist; check the path") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: not UTF-8 text; save the config as UTF-8") from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc.strerror or exc}") from None
+    config = parse_config(text, str(path), environ=environ, base_dir=path.parent.absolute())
+    config._source = path
+    return config
+
+
+def parse_config(
+    text: str,
+    source: str = "<config>",
+    *,
+    environ: Mapping[str, str] | None = None,
+    base_dir: Path | None = None,
+) -> FarmhandConfig:
+    """Validate config text; `source` names it in errors, `base_dir` anchors relative paths."""
+    reader = _Reader(environ)
+    data = reader.read_document(text, source)
+    issues = list(reader.issues)
+    try:
+        config = FarmhandConfig.model_validate(data, context={"defer_reference_checks": True})
+    except ValidationError as exc:
+        issues += _pydantic_issues(exc, {i.path for i in reader.issues})
+    else:
+        issues += config.reference_issues()
+        if not issues:
+            _anchor_paths(config, base_dir)
+            return config
+    raise _error(source, [_relocate(i, reader.lines) for i in issues], reader.lines)
+
+
+class _Reader:
+    """Turns a YAML node tree into plain data, remembering the line of every key path."""
+
+    def __init__(self, environ: Mapping[str, str] | None) -> None:
+        self.lines: dict[KeyPath, int] = {(): 1}
+        self.issues: list[Issue] = []
+        self._environ = environ
+        self._scalars = yaml.constructor.SafeConstructor()
+        self._open: set[int] = set()  # nodes being read, to stop on self-referencing aliases
+        self._own_keys: dict[int, set[int]] = {}  # per mapping, the keys written in it
+
+    def read_document(self, text: str, source: str) -> Any:
+        try:
+            root = yaml.compose(text, Loader=yaml.SafeLoader)
+        except yaml.MarkedYAMLError as exc:
+            raise ConfigError(_yaml_message(source, exc)) from None
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"{source}: invalid YAML: {exc}") from None
+        if root is None or (isinstance(root, yaml.ScalarNode) and root.tag.endswith(":null")):
+            return {}  # an empty file, only comments, or a bare `---`
+        if not isinstance(root, yaml.MappingNode):
+            line = root.start_mark.line + 1
+            raise ConfigError(
+                f"{source}:{line}: the file must be a mapping of keys (version, mcp, runtime,"
+                " prompts, ...), not a single value or a list"
+            )
+        return self._read(root, ())
+
+    def _read(self, node: Any, path: KeyPath) -> Any:
+        self.lines.setdefault(path, node.start_mark.line + 1)
+        if id(node) in self._open:
+            self.issues.append(Issue(path, "this alias refers to itself; remove the loop"))
+            return None
+        self._open.add(id(node))
+        try:
+            if isinstance(node, yaml.MappingNode):
+                return self._read_mapping(node, path)
+            if isinstance(node, yaml.SequenceNode):
+                return [self._read(item, (*path, i)) for i, item in enumerate(node.value)]
+            return self._read_scalar(node, path)
+        finally:
+            self._open.discard(id(node))
+
+    def _read_mapping(self, node: Any, path: KeyPath) -> dict[str, Any]:
+        # Flattening rewrites node.value, so an aliased mapping must remember its own keys.
+        own = self._own_keys.setdefault(id(node), {id(key) for key, _ in node.value})
+        try:
+            self._scalars.flatten_mapping(node)  # resolves `<<: *anchor` merges
+        except yaml.MarkedYAMLError as exc:
+            self.issues.append(Issue(path, f"bad merge: {exc.problem}"))
+        out: dict[str, Any] = {}
+        first_line: dict[str, int] = {}
+        for key_node, value_node in node.value:
+            if not isinstance(key_node, yaml.ScalarNode):
+                line = key_node.start_mark.line + 1
+                self.issues.append(
+                    Issue(path, "keys must be plain text, not lists or mappings", line)
+                )
+                continue
+            key, line = str(key_node.value), key_node.start_mark.line + 1
+            # Keys merged in with `<<` may be overridden; the same key written twice may not.
+            if key in first_line and id(key_node) in own and first_line[key] > 0:
+                message = f"duplicate key {key!r} (first on line {first_line[key]})"
+                self.issues.append(Issue((*path, key), message, line))
+                continue
+            first_line[key] = line if id(key_node) in own else 0
+            self.lines[(*path, key)] = line
+            out[key] = self._read(value_node, (*path, key))
+        return out
+
+    def _read_scalar(self, node: Any, path: KeyPath) -> Any:
+        try:
+            value = self._scalars.construct_object(node)
+        except yaml.MarkedYAMLError as exc:
+            self.issues.append(Issue(path, f"{exc.problem}; remove the tag or quote the value"))
+            return None
+        if not isinstance(value, str):
+            return value
+        try:
+            return expand_env(value, self._environ)
+        except ConfigError as exc:
+            self.issues.append(Issue(path, str(exc)))
+            return value
+
+
+def _yaml_message(source: str, exc: yaml.MarkedYAMLError) -> str:
+    mark = exc.problem_mark or exc.context_mark
+    line = mark.line + 1 if mark is not None else 1
+    what = exc.problem or exc.context or "invalid YAML"
+    if exc.problem and exc.context and exc.context_mark is not None:
+        what = f"{exc.context} on line {exc.context_mark.line + 1}, {exc.problem}"
+    fix = "indent with spaces, not tabs" if "\\t" in what else "check the indentation and quoting"
+    return f"{source}:{line}: invalid YAML: {what}; {fix}"
+
+
+def _pydantic_issues(exc: ValidationError, reported: set[KeyPath]) -> list[Issue]:
+    """Validation errors as issues, leaving out those that follow from a reported value."""
+    issues: list[Issue] = []
+    for err in exc.errors(include_url=False):
+        path = tuple(p for p in err["loc"] if p != "[key]")
+        if path in reported or (
+            err["type"] == "value_error" and any(r[: len(path)] == path for r in reported)
+        ):
+            continue  # e.g. an unset ${env:URL} that then fails a check of its server
+        if err["type"] == "missing":
+            key = path[-1]
+            issues.append(Issue(path[:-1], f"missing required key {key!r}; add `{key}: ...`"))
+        elif err["type"] == "extra_forbidden":
+            issues.append(Issue(path, _unknown_key(path)))
+        else:
+            issues.append(Issue(path, _describe(err)))
+    return issues
+
+
+_EXPECTED = {
+    "model_type": "should be a mapping of keys",
+    "model_attributes_type": "should be a mapping of keys",
+    "dict_type": "should be a mapping of keys",
+    "list_type": "should be a list",
+    "string_type": "should be text",
+    "bool_type": "should be true or false",
+    "bool_parsing": "should be true or false",
+    "int_type": "should be a whole number",
+    "int_parsing": "should be a whole number",
+    "int_from_float": "should be a whole number",
+    "float_type": "should be a number",
+    "float_parsing": "should be a number",
+}
+
+
+def _describe(err: ErrorDetails) -> str:
+    kind, msg = err["type"], err["msg"]
+    if kind in ("value_error", "assertion_error"):
+        # Our own validators: the message already says what to do.
+        return msg.removeprefix("Value error, ").removeprefix("Assertion failed, ")
+    expected = _EXPECTED.get(kind)
+    if expected is None:
+        expected = msg.replace("Input should be", "should be").replace("String should", "should")
+    value = err.get("input")
+    scalar = not isinstance(value, dict | list)
+    hint = "; put it in quotes to make it text" if kind == "string_type" and scalar else ""
+    return f"{expected} (got {_brief(value)}){hint}"
+
+
+def _brief(value: Any) -> str:
+    if value is None:
+        return "nothing"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _unknown_key(path: KeyPath) -> str:
+    key = str(path[-1])
+    model = _model_at(path[:-1])
+    if model is None:
+        return f"unknown key {key!r}"
+    allowed = list(model.model_fields)
+    close = difflib.get_close_matches(key, allowed, n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return f"unknown key {key!r}{hint}; allowed keys: {', '.join(allowed)}"
+
+
+def _model_at(path: KeyPath) -> type[BaseModel] | None:
+    """The model class that validates the mapping at `path`, by walking the annotations."""
+    current: Any = FarmhandConfig
+    for part in path:
+        current = _unwrap_optional(current)
+        if isinstance(part, int) and get_origin(current) is list:
+            current = get_args(current)[0]
+        elif isinstance(current, type) and issubclass(current, BaseModel):
+            field = current.model_fields.get(str(part))
+            if field is None:
+                return None
+            current = field.annotation
+        elif get_origin(current) is dict:
+            current = get_args(current)[1]
+        else:
+            return None
+    current = _unwrap_optional(current)
+    return current if isinstance(current, type) and issubclass(current, BaseModel) else None
+
+
+def _unwrap_optional(annotation: Any) -> Any:
+    if get_origin(annotation) in (Union, types.UnionType):
+        args = [a for a in get_args(annotation) if a is not type(None)]
+        if len(args) == 1:
+            return args[0]
+    return annotation
+
+
+def _anchor_paths(config: FarmhandConfig, base_dir: Path | None) -> None:
+    """Relative model paths are relative to the config file, not to the working directory."""
+    for model in config.runtime.models:
+        if model.model_path:
+            path = Path(model.model_path).expanduser()
+            if base_dir is not None and not path.is_absolute():
+                path = base_dir / path
+            model.model_path = str(path)
+
+
+def _relocate(issue: Issue, lines: dict[KeyPath, int]) -> Issue:
+    """Point into `tools[i].function.x` when an inline tool was written in OpenAI's nested form.
+
+    The model flattens that form, so validation reports `tools[i].x`.
+    """
+    path = issue.path
+    for k in range(len(path) - 2):
+        if path[k] == "tools" and isinstance(path[k + 1], int) and path[k + 2] != "function":
+            nested = (*path[: k + 2], "function", *path[k + 2 :])
+            if (*path[: k + 2], "function") in lines and path not in lines:
+                return issue._replace(path=nested)
+    return issue
+
+
+def _line(path: KeyPath, lines: dict[KeyPath, int]) -> int:
+    while path not in lines:
+        path = path[:-1]
+    return lines[path]
+
+
+def _error(source: str, issues: list[Issue], lines: dict[KeyPath, int]) -> ConfigError:
+    rows = sorted(
+        {(i.line or _line(i.path, lines), format_path(i.path), i.message) for i in issues},
+        key=lambda row: (row[0], row[1]),
+    )
+    text = [
+        f"{source}:{line}: {where}: {message}" if where else f"{source}:{line}: {message}"
+        for line, where, message in rows
+    ]
+    if len(text) == 1:
+        return ConfigError(text[0])
+    return ConfigError(f"{len(text)} problems in {source}:\n" + "\n".join(text))

@@ -1,0 +1,390 @@
+"""The typed configuration: farmhand.yaml in LlamaFarm's llamafarm.yaml layout.
+
+Every model forbids unknown keys, so a typo is an error rather than a silently ignored
+setting. Checks that span sections (names that must exist, names that must be unique) live
+in `FarmhandConfig.reference_issues()` so the loader can point each one at its own line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal, NamedTuple, Self
+
+import jsonschema
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+
+from farmhand.errors import ConfigError
+from farmhand.tools.definition import ToolDefinition
+
+DEFAULT_MODEL_NAME = "qwen2.5-coder:0.5b"
+"""The catalog model the embedded llama.cpp provider runs when nothing else is configured."""
+
+Provider = Literal["llamacpp", "openai", "ollama", "anthropic", "universal"]
+Transport = Literal["stdio", "http", "sse"]
+KeyPath = tuple[str | int, ...]
+
+
+class Issue(NamedTuple):
+    """One problem found in a config, located by its key path."""
+
+    path: KeyPath
+    message: str
+    line: int | None = None
+    """Set when the path alone cannot locate the problem (e.g. a repeated YAML key)."""
+
+
+def format_path(path: KeyPath) -> str:
+    """`("mcp", "servers", 0, "name")` -> `mcp.servers[0].name`."""
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+class _Strict(BaseModel):
+    # Attribute docstrings become field descriptions; numbers written where text is expected
+    # (args: [8080], env: {PORT: 8080}) are taken as the text the user meant.
+    model_config = ConfigDict(
+        extra="forbid",
+        use_attribute_docstrings=True,
+        coerce_numbers_to_str=True,
+        protected_namespaces=(),
+    )
+
+
+class McpServerConfig(_Strict):
+    """One MCP server that models may use tools from."""
+
+    name: str = Field(min_length=1)
+    """Unique server name; models refer to it in `mcp_servers`."""
+    transport: Transport = "stdio"
+    """How to reach the server: a local subprocess (stdio) or a URL (http, sse)."""
+    command: str | None = None
+    """Program that starts the server (stdio only)."""
+    args: list[str] = []
+    """Arguments for `command` (stdio only)."""
+    env: dict[str, str] = {}
+    """Extra environment variables for the server process (stdio only)."""
+    base_url: str | None = None
+    """URL of the server endpoint (http and sse only)."""
+    headers: dict[str, str] = {}
+    """HTTP headers sent with every request, e.g. Authorization (http and sse only)."""
+    tool_timeout: float | None = Field(default=None, gt=0)
+    """Seconds a tool call on this server may take; overrides runtime.tool_timeout."""
+
+    @model_validator(mode="after")
+    def _transport_needs(self) -> Self:
+        if self.transport == "stdio" and not self.command:
+            hint = " (or set transport: http to use base_url)" if self.base_url else ""
+            raise ValueError(
+                f"stdio server {self.name!r} needs a command; add `command: <program>`{hint}"
+            )
+        if self.transport in ("http", "sse"):
+            if not self.base_url:
+                raise ValueError(
+                    f"{self.transport} server {self.name!r} needs a URL;"
+                    " add `base_url: https://host/mcp`"
+                )
+            if not self.base_url.startswith(("http://", "https://")):
+                raise ValueError(
+                    f"base_url {self.base_url!r} of server {self.name!r} must start with"
+                    " http:// or https://"
+                )
+        return self
+
+
+class McpConfig(_Strict):
+    """The Model Context Protocol client section."""
+
+    servers: list[McpServerConfig] = []
+    """MCP servers available to the project."""
+
+
+class InlineToolConfig(_Strict):
+    """A tool declared in the config; calls to it are returned to the client to run."""
+
+    type: Literal["function"] = "function"
+    """Always "function" (OpenAI's tool type)."""
+    name: str = Field(min_length=1)
+    """Tool name the model calls, e.g. `cli.dataset_upload`."""
+    description: str = ""
+    """What the tool does, shown to the model."""
+    parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+    """JSON Schema of the arguments; must have `type: object`."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _flatten_openai_form(cls, data: Any) -> Any:
+        # OpenAI nests the fields under "function"; LlamaFarm writes them flat. Take both.
+        if isinstance(data, dict) and isinstance(data.get("function"), dict):
+            rest = {k: v for k, v in data.items() if k != "function"}
+            return {**rest, **data["function"]}
+        return data
+
+    @field_validator("parameters")
+    @classmethod
+    def _object_schema(cls, schema: dict[str, Any]) -> dict[str, Any]:
+        if schema.get("type") != "object":
+            raise ValueError("parameters must be a JSON Schema with `type: object` at the top")
+        try:
+            jsonschema.validators.validator_for(schema).check_schema(schema)
+        except jsonschema.SchemaError as exc:
+            where = format_path(("parameters", *exc.path))
+            raise ValueError(f"not a valid JSON Schema at {where}: {exc.message}") from None
+        return schema
+
+    def definition(self) -> ToolDefinition:
+        return ToolDefinition(self.name, self.description, dict(self.parameters))
+
+
+class PromptMessage(_Strict):
+    """One message of a named prompt."""
+
+    role: Literal["system", "user", "assistant"]
+    """Who says it."""
+    content: str
+    """The text."""
+
+
+class PromptConfig(_Strict):
+    """A named list of messages that models can include by name."""
+
+    name: str = Field(min_length=1)
+    """Unique prompt name; models refer to it in `prompts`."""
+    messages: list[PromptMessage] = []
+    """The messages, in order."""
+
+
+class ModelConfig(_Strict):
+    """One model farmhand can run, with the tools and prompts it gets."""
+
+    name: str = Field(min_length=1)
+    """Unique name used to pick this model (`--model`, the API's `model` field)."""
+    provider: Provider = "llamacpp"
+    """Backend: llamacpp (embedded, alias "embedded"), openai, ollama, anthropic, universal."""
+    model: str | None = None
+    """For llamacpp a catalog name like "qwen2.5-coder:0.5b"; otherwise the backend's model id."""
+    model_path: str | None = None
+    """A local .gguf file (llamacpp only); relative paths are relative to the config file."""
+    base_url: str | None = None
+    """Endpoint of the backend, e.g. http://localhost:11434 for Ollama."""
+    api_key: str | None = None
+    """Credential for the backend; write it as ${env:VAR} to keep it out of the file."""
+    tool_call_strategy: Literal["native_api", "prompt_based"] = "native_api"
+    """native_api: the backend's own tool calling; prompt_based: tools described in the prompt."""
+    mcp_servers: list[str] | None = None
+    """MCP servers this model may use: omitted = all, [] = none, a list = only those."""
+    tools: list[InlineToolConfig] = []
+    """Inline tools, merged with the MCP tools."""
+    prompts: list[str] = []
+    """Names of top-level prompts whose messages this model gets, in order."""
+    n_ctx: int | None = Field(default=None, ge=1)
+    """Context window in tokens (llamacpp); the model's own default when omitted."""
+    temperature: float | None = Field(default=None, ge=0)
+    """Sampling temperature; the backend's default when omitted."""
+    max_tokens: int | None = Field(default=None, ge=1)
+    """Upper bound on generated tokens per model turn."""
+    description: str | None = None
+    """What this model is for, shown in model listings."""
+    default: bool = False
+    """Use this model when none is named and runtime.default_model is not set."""
+    model_api_parameters: dict[str, Any] = {}
+    """Extra request parameters passed through to the backend unchanged."""
+
+    @field_validator("provider", mode="before")
+    @classmethod
+    def _provider_alias(cls, value: Any) -> Any:
+        return "llamacpp" if value == "embedded" else value
+
+    @model_validator(mode="after")
+    def _model_source(self) -> Self:
+        if self.provider == "llamacpp":
+            if self.model is None and self.model_path is None:
+                self.model = DEFAULT_MODEL_NAME
+        elif self.model_path is not None:
+            raise ValueError(
+                f"model_path is only for provider llamacpp; for provider {self.provider!r}"
+                " name the model with `model:`"
+            )
+        elif not self.model:
+            raise ValueError(f"provider {self.provider!r} needs a model id; add `model: <id>`")
+        return self
+
+    def tool_definitions(self) -> list[ToolDefinition]:
+        """The inline tools, in OpenAI's shape."""
+        return [tool.definition() for tool in self.tools]
+
+
+def embedded_default_model() -> ModelConfig:
+    """The model used when the config names none: the embedded llama.cpp default."""
+    return ModelConfig(name="default", provider="llamacpp", model=DEFAULT_MODEL_NAME)
+
+
+class RuntimeConfig(_Strict):
+    """Models and the limits of the tool loop."""
+
+    default_model: str | None = None
+    """Model used when a request names none; else the one with `default: true`, else the first."""
+    models: list[ModelConfig] = []
+    """The models; with none, the embedded default model is used."""
+    max_tool_rounds: int = Field(default=10, ge=1)
+    """How many model turns with tool calls a single request may take."""
+    tool_timeout: float = Field(default=30.0, gt=0)
+    """Seconds one tool call may take (servers can override with their own tool_timeout)."""
+
+
+class FarmhandConfig(_Strict):
+    """A whole farmhand.yaml (or llamafarm.yaml)."""
+
+    version: str = "v1"
+    """Config format version."""
+    name: str | None = None
+    """Project name."""
+    namespace: str = "default"
+    """Project namespace."""
+    mcp: McpConfig = Field(default_factory=McpConfig)
+    """MCP client settings."""
+    runtime: RuntimeConfig = Field(default_factory=RuntimeConfig)
+    """Models and tool-loop limits."""
+    prompts: list[PromptConfig] = []
+    """Named prompts that models include by name."""
+    # LlamaFarm sections farmhand does not use; accepted so a real llamafarm.yaml loads.
+    rag: Any = None
+    """LlamaFarm RAG settings (ignored by farmhand)."""
+    datasets: Any = None
+    """LlamaFarm datasets (ignored by farmhand)."""
+    components: Any = None
+    """LlamaFarm reusable RAG components (ignored by farmhand)."""
+    voice: Any = None
+    """LlamaFarm voice chat settings (ignored by farmhand)."""
+    agents: Any = None
+    """LlamaFarm agent definitions (ignored by farmhand)."""
+    nodes: Any = None
+    """LlamaFarm multi-node settings (ignored by farmhand)."""
+    router: Any = None
+    """LlamaFarm semantic router settings (ignored by farmhand)."""
+
+    _source: Path | None = PrivateAttr(default=None)
+
+    @property
+    def source(self) -> Path | None:
+        """The file this config was loaded from, if any."""
+        return self._source
+
+    @model_validator(mode="after")
+    def _check_references(self, info: ValidationInfo) -> Self:
+        # The loader asks to run these itself so each issue gets its own line number.
+        if info.context and info.context.get("defer_reference_checks"):
+            return self
+        issues = self.reference_issues()
+        if issues:
+            raise ValueError("; ".join(f"{format_path(i.path)}: {i.message}" for i in issues))
+        return self
+
+    def reference_issues(self) -> list[Issue]:
+        """Duplicate names and names that refer to nothing, each at its own key path."""
+        issues: list[Issue] = []
+        servers = _Names(self.mcp.servers, ("mcp", "servers"), "MCP server", issues)
+        models = _Names(self.runtime.models, ("runtime", "models"), "model", issues)
+        prompts = _Names(self.prompts, ("prompts",), "prompt", issues)
+        if self.runtime.default_model is not None:
+            models.check(self.runtime.default_model, ("runtime", "default_model"))
+        marked = [i for i, m in enumerate(self.runtime.models) if m.default]
+        for i in marked[1:]:
+            first = self.runtime.models[marked[0]].name
+            issues.append(
+                Issue(
+                    ("runtime", "models", i, "default"),
+                    f"model {first!r} is already the default; set `default: true` on one only",
+                )
+            )
+        for i, model in enumerate(self.runtime.models):
+            here = ("runtime", "models", i)
+            for j, server in enumerate(model.mcp_servers or []):
+                servers.check(server, (*here, "mcp_servers", j))
+            for j, prompt in enumerate(model.prompts):
+                prompts.check(prompt, (*here, "prompts", j))
+            _Names(model.tools, (*here, "tools"), "tool", issues)
+        return issues
+
+    def model(self, name: str | None = None) -> ModelConfig:
+        """The named model; with no name, default_model, else `default: true`, else the first."""
+        models = self.runtime.models
+        if name is None:
+            name = self.runtime.default_model
+            if name is None:
+                marked = [m for m in models if m.default]
+                if marked or models:
+                    return (marked or models)[0]
+                return embedded_default_model()
+        for model in models:
+            if model.name == name:
+                return model
+        if not models and name == "default":
+            return embedded_default_model()
+        names = [m.name for m in models] or ["default"]
+        raise ConfigError(f"unknown model {name!r}; available models: {', '.join(names)}")
+
+    def servers_for(self, model: ModelConfig) -> list[McpServerConfig]:
+        """The MCP servers `model` may use: all, none, or the ones it lists (in its order)."""
+        if model.mcp_servers is None:
+            return list(self.mcp.servers)
+        by_name = {s.name: s for s in self.mcp.servers}
+        for name in model.mcp_servers:
+            if name not in by_name:
+                known = ", ".join(by_name) or "none"
+                raise ConfigError(
+                    f"model {model.name!r} names unknown MCP server {name!r}; defined: {known}"
+                )
+        return [by_name[n] for n in model.mcp_servers]
+
+    def system_prompt(self, model: ModelConfig) -> str | None:
+        """The system messages of the model's prompts (or of prompt "default"), joined."""
+        by_name = {p.name: p for p in self.prompts}
+        names = model.prompts or (["default"] if "default" in by_name else [])
+        parts = [
+            m.content.strip()
+            for n in names
+            if n in by_name
+            for m in by_name[n].messages
+            if m.role == "system" and m.content.strip()
+        ]
+        return "\n\n".join(parts) or None
+
+
+def default_config() -> FarmhandConfig:
+    """The config used when there is no file: no MCP servers, the embedded default model."""
+    return FarmhandConfig(runtime=RuntimeConfig(models=[embedded_default_model()]))
+
+
+class _Names:
+    """The names of one list of entries; reports duplicates and checks references to them."""
+
+    def __init__(self, entries: Sequence[Any], where: KeyPath, what: str, issues: list[Issue]):
+        self.what, self.section, self.issues = what, format_path(where), issues
+        self.index: dict[str, int] = {}
+        for i, entry in enumerate(entries):
+            if entry.name in self.index:
+                was = format_path((*where, self.index[entry.name]))
+                message = f"duplicate {what} name {entry.name!r} (also {was}); rename one"
+                issues.append(Issue((*where, i, "name"), message))
+            else:
+                self.index[entry.name] = i
+
+    def check(self, name: str, path: KeyPath) -> None:
+        if name in self.index:
+            return
+        if self.index:
+            known = f"defined in {self.section}: {', '.join(self.index)}"
+        else:
+            known = f"{self.section} is empty; define it there or drop this reference"
+        self.issues.append(Issue(path, f"unknown {self.what} {name!r}; {known}"))

