@@ -1,5 +1,5 @@
 # The two commands the README opens with; both do all set-up first.
-Q ?= Which files are in ./examples?
+Q ?= List the files in the examples folder.
 TOOLS ?= examples
 PYTEST_ARGS ?=
 

@@ -169,15 +169,19 @@ async def test_a_malformed_call_is_not_run_and_the_model_is_told_why(router: Too
     assert "not valid JSON" in record.result.content
 
 
-async def test_the_round_limit_stops_a_model_that_never_answers(router: ToolRouter) -> None:
+async def test_the_round_limit_ends_with_one_answer_turn_without_tools(
+    router: ToolRouter,
+) -> None:
     items = ["apples", "flour", "sugar", "salt"]
     steps = [Step.calls(ToolCall("kitchen:restock", {"item": i, "count": 1})) for i in items]
-    provider = ScriptedProvider(steps)
+    provider = ScriptedProvider([*steps, Step.text("Restocked three items.")])
     result = await run_to_completion(provider, user("loop"), router, max_tool_rounds=3)
     provider.assert_done()
     assert result.stop_reason == "round_limit"
     assert result.rounds == 3
     assert len(result.tool_calls) == 3  # the fourth turn's call was not run
+    assert result.answer == "Restocked three items."
+    assert provider.requests[4].settings.tool_choice == "none"
 
 
 async def test_inline_tools_are_handed_back_to_the_caller(router: ToolRouter) -> None:

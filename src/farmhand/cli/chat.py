@@ -10,7 +10,7 @@ import anyio
 import typer
 from rich.markup import escape
 
-from farmhand.cli.common import ConfigOption, console, err_console, fail, user_errors
+from farmhand.cli.common import ConfigOption, console, err_console, user_errors
 from farmhand.config.loader import find_config, load_config
 from farmhand.providers.base import GenerationSettings
 from farmhand.runtime.events import (
@@ -66,9 +66,9 @@ def chat(
     if as_json:
         print(json.dumps(_json_report(result), ensure_ascii=False, indent=2))
     if result.stop_reason == "round_limit":
-        fail(
-            f"stopped after {result.rounds} tool rounds without a final answer;"
-            " raise runtime.max_tool_rounds in the config to allow more"
+        err_console.print(
+            f"[yellow]warning:[/] the model used all {result.rounds} tool rounds; it answered"
+            " from the results so far (raise runtime.max_tool_rounds to allow more)"
         )
 
 

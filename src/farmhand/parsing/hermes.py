@@ -7,6 +7,7 @@ fenced block holds only call objects naming known tools. JSON inside prose stays
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Collection
 
@@ -17,6 +18,7 @@ OPEN_TAG = "<tool_call>"
 CLOSE_TAG = "</tool_call>"
 FENCE = "```"
 _NAME_RE = re.compile(r'"name"\s*:\s*"([^"]+)"')
+_DECODER = json.JSONDecoder()
 
 
 def _held_prefix(text: str, markers: tuple[str, ...]) -> int:
@@ -36,6 +38,7 @@ class HermesParser:
         self._buf = ""
         self._mode = "start"  # start | text | tag | fence | bare
         self._scan_from = 0  # where the next search for a closing marker begins
+        self._bare_calls = False  # a bare reply has produced calls: it is a run of calls
 
     def feed(self, chunk: str) -> list[StreamEvent]:
         self._buf += chunk
@@ -64,7 +67,7 @@ class HermesParser:
                 # A reply that opens with JSON may be a bare call: decide at the end.
                 self._mode = "bare" if stripped[0] in "{[" else "text"
             if self._mode == "bare":
-                return events
+                return events + self._bare_step()
             if self._mode == "text":
                 if not self._text_step(events, final):
                     return events
@@ -131,7 +134,33 @@ class HermesParser:
             return [TextDelta(block)]
         return [ToolCallEvent(c) for c in calls]
 
+    def _bare_step(self) -> list[StreamEvent]:
+        """Emit each complete call of a bare reply as soon as it closes, so a model that
+        writes call after call can be stopped early."""
+        events: list[StreamEvent] = []
+        while True:
+            stripped = self._buf.lstrip(" \t\r\n;,")
+            try:
+                value, end = _DECODER.raw_decode(stripped)
+            except json.JSONDecodeError:
+                return events  # incomplete so far (or not JSON: decided at the end)
+            calls = calls_from_json_text(stripped[:end], self.known_names)
+            if calls is None:
+                if self._bare_calls:  # after calls, anything else is text
+                    self._mode = "text"
+                    return events
+                return events  # first value is not a call: decided at the end
+            del value
+            self._bare_calls = True
+            self._buf = stripped[end:]
+            events += [ToolCallEvent(c) for c in calls]
+
     def _bare(self, text: str) -> list[StreamEvent]:
+        if self._bare_calls:
+            # What is left after a run of calls: a call cut off by the token limit is
+            # dropped, anything else is text.
+            rest = text.strip()
+            return [TextDelta(text)] if rest and not rest.startswith("{") else []
         calls = calls_from_json_text(text, self.known_names)
         if calls is None:
             return [TextDelta(text)]

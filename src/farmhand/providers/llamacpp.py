@@ -8,15 +8,15 @@ picked for that template reads the calls back out of the text.
 from __future__ import annotations
 
 import codecs
+import json
 import os
-import threading
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
+from contextlib import aclosing
 from pathlib import Path
 from typing import Any
 
 import anyio
 import anyio.to_thread
-from anyio.from_thread import BlockingPortal
 
 from farmhand.errors import ModelError, ProviderError
 from farmhand.messages import Finish, Message, StreamEvent, ToolCallEvent, Usage
@@ -29,7 +29,7 @@ DEFAULT_N_CTX = 4096
 DEFAULT_TEMPERATURE = 0.2
 # A turn that may call tools is cut here unless the caller asks for more: a tool call takes
 # well under this, and small models otherwise ramble on listing calls for minutes.
-TOOL_TURN_MAX_TOKENS = 1024
+TOOL_TURN_MAX_TOKENS = 512
 _TEMPLATE_KEY = "tokenizer.chat_template"
 
 
@@ -107,75 +107,89 @@ class LlamaCppProvider:
             default_max = TOOL_TURN_MAX_TOKENS if offered else budget
             max_tokens = min(settings.max_tokens or default_max, budget)
             completion_tokens = 0
-            called = False
-            async for piece, count in self._generate(prompt_tokens, max_tokens, settings):
-                completion_tokens = count
-                for event in parser.feed(piece):
-                    called = called or isinstance(event, ToolCallEvent)
-                    yield event
-        for event in parser.finish():
-            called = called or isinstance(event, ToolCallEvent)
+            calls = _CallsOfTurn()
+            async with aclosing(self._generate(prompt_tokens, max_tokens, settings)) as pieces:
+                async for piece, count in pieces:
+                    completion_tokens = count
+                    for event in calls.admit(parser.feed(piece)):
+                        yield event
+                    if calls.looping:
+                        break  # leaving the loop closes the generator, which stops llama.cpp
+        for event in calls.admit(parser.finish()):
             yield event
         reason = "length" if completion_tokens >= max_tokens else "stop"
         yield Finish(
-            "tool_calls" if called else reason, Usage(len(prompt_tokens), completion_tokens)
+            "tool_calls" if calls.seen else reason, Usage(len(prompt_tokens), completion_tokens)
         )
 
     async def _generate(
         self, prompt_tokens: list[int], max_tokens: int, settings: GenerationSettings
-    ) -> AsyncIterator[tuple[str, int]]:
-        """Yield (text, tokens so far) as the worker thread produces them."""
-        send, receive = anyio.create_memory_object_stream[tuple[str, int]](64)
-        stop = threading.Event()
+    ) -> AsyncGenerator[tuple[str, int], None]:
+        """Yield (text, tokens so far). Each token is computed in a worker thread (llama.cpp
+        blocks), one step at a time, so stopping early is just not asking for the next."""
         temperature = (
             settings.temperature if settings.temperature is not None else self.default_temperature
         )
         if settings.seed is not None:
             self.llama.set_seed(settings.seed)
-
-        def work(portal: BlockingPortal) -> None:
-            decoder = codecs.getincrementaldecoder("utf-8")("replace")
-            count = 0
-            pending = ""
-            for token in self.llama.generate(prompt_tokens, temp=temperature, reset=True):
-                if stop.is_set() or self._is_end(token):
+        tokens = self.llama.generate(prompt_tokens, temp=temperature, reset=True)
+        decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        count = 0
+        try:
+            while count < max_tokens:
+                token = await anyio.to_thread.run_sync(next, tokens, None)
+                if token is None or self._is_end(token):
                     break
                 count += 1
-                pending += decoder.decode(self.llama.detokenize([token]))
-                if any(s in pending for s in settings.stop):
-                    pending = pending[: min(pending.find(s) for s in settings.stop if s in pending)]
-                    portal.call(send.send, (pending, count))
-                    pending = ""
-                    break
-                if pending:
-                    portal.call(send.send, (pending, count))
-                    pending = ""
-                if count >= max_tokens:
-                    break
-            pending += decoder.decode(b"", final=True)
-            if pending:
-                portal.call(send.send, (pending, count))
-
-        async with BlockingPortal() as portal, anyio.create_task_group() as group:
-
-            async def run_worker() -> None:
-                try:
-                    await anyio.to_thread.run_sync(work, portal)
-                finally:
-                    await send.aclose()
-
-            group.start_soon(run_worker)
-            try:
-                async with receive:
-                    async for item in receive:
-                        yield item
-            finally:
-                stop.set()  # the worker checks this between tokens, so cancelling is prompt
+                text = decoder.decode(self.llama.detokenize([token]))
+                cut = _first_stop(text, settings.stop)
+                if cut is not None:
+                    if text[:cut]:
+                        yield text[:cut], count
+                    return
+                if text:
+                    yield text, count
+            tail = decoder.decode(b"", final=True)
+            if tail:
+                yield tail, count
+        finally:
+            tokens.close()
 
     async def aclose(self) -> None:
         close: Callable[[], None] | None = getattr(self.llama, "close", None)
         if close is not None:
             close()
+
+
+def _first_stop(text: str, stops: Sequence[str]) -> int | None:
+    """Where the first stop string begins in `text`, if any.
+
+    Stop strings are matched within one decoded piece; a stop split across two tokens is
+    caught by the chat template's end-of-turn token instead.
+    """
+    found = [text.find(s) for s in stops if s and s in text]
+    return min(found) if found else None
+
+
+class _CallsOfTurn:
+    """Drops a call the model already wrote this turn, and notes that it is looping: small
+    models list the same calls over and over until the token limit."""
+
+    def __init__(self) -> None:
+        self.seen: set[str] = set()
+        self.looping = False
+
+    def admit(self, events: list[StreamEvent]) -> list[StreamEvent]:
+        admitted: list[StreamEvent] = []
+        for event in events:
+            if isinstance(event, ToolCallEvent):
+                key = event.call.name + json.dumps(event.call.arguments, sort_keys=True)
+                if key in self.seen:
+                    self.looping = True
+                    continue
+                self.seen.add(key)
+            admitted.append(event)
+        return admitted
 
 
 def _special_tokens(llama: Any) -> dict[str, str]:

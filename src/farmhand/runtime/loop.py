@@ -88,7 +88,8 @@ async def run_loop(
     """Run the conversation until the model answers without calling tools.
 
     A round is one model turn whose tool calls were run. After `max_tool_rounds` rounds a
-    turn that still calls tools ends the loop with stop_reason "round_limit".
+    turn that still calls tools is replaced by one answer turn without tools, and the loop
+    ends with stop_reason "round_limit".
 
     A call identical to one already run (same tool, same arguments) is not run again: its
     result is in the history already. A turn made only of such repeats means the model is
@@ -98,6 +99,7 @@ async def run_loop(
     state = _State(list(messages))
     tools = await router.list_tools()
     answer_only = False
+    limit_hit = False
     turn_number = 0
     while True:
         turn_number += 1
@@ -121,17 +123,17 @@ async def run_loop(
         if not settings.parallel_tool_calls:
             turn.calls = turn.calls[:1]
 
-        if turn.calls and all(call_key(c) in state.results for c in turn.calls):
-            answer_only = True  # stuck repeating itself: this turn is dropped, not a round
+        stuck = bool(turn.calls) and all(call_key(c) in state.results for c in turn.calls)
+        if turn.calls and (stuck or state.rounds >= max_tool_rounds):
+            # Repeating itself, or out of rounds: drop this turn and ask for an answer from
+            # the results so far, without tools.
+            limit_hit = limit_hit or not stuck
+            answer_only = True
             continue
         state.history.append(Message.assistant(turn.answer, tuple(turn.calls)))
         if not turn.calls:
-            yield state.finished(
-                turn.answer, "length" if turn.finish_reason == "length" else "stop"
-            )
-            return
-        if state.rounds >= max_tool_rounds:
-            yield state.finished(turn.answer, "round_limit")
+            reason: StopReason = "length" if turn.finish_reason == "length" else "stop"
+            yield state.finished(turn.answer, "round_limit" if limit_hit else reason)
             return
 
         state.rounds += 1
