@@ -60,6 +60,4 @@ def test_mcp_server_that_fails_to_start_names_command_and_stderr(tmp_path: Path)
         f"      args: ['{PANTRY}', '--crash-on-start']\n"
     )
     run = farmhand("chat", "hi", cwd=tmp_path)
-    assert_one_line_failure(
-        run, "MCP server 'pantry'", "--crash-on-start", "cannot open pantry.db"
-    )
+    assert_one_line_failure(run, "MCP server 'pantry'", "--crash-on-start", "cannot open pantry.db")

@@ -35,7 +35,7 @@ from farmhand.runtime.executor import ToolRouter
 
 DEFAULT_MAX_TOOL_ROUNDS = 10
 DEFAULT_SETTINGS = GenerationSettings()
-ANSWER_REQUEST = "Answer my question from the tool results above: {question}"
+ANSWER_REQUEST = "{question}\n\nTool results:\n{results}\n\nAnswer the question from these results."
 
 
 @dataclass
@@ -107,7 +107,7 @@ async def run_loop(
         turn = _Turn()
         prompt, turn_settings = state.history, settings
         if answer_only:
-            prompt = [*state.history, Message.user(_answer_request(state.history))]
+            prompt = _answer_prompt(state.history)
             turn_settings = dataclasses.replace(settings, tool_choice="none")
         async for event in provider.stream(prompt, tools, turn_settings):
             if isinstance(event, TextDelta):
@@ -171,9 +171,20 @@ def _repeat_result(call: ToolCall) -> ToolResult:
     )
 
 
-def _answer_request(history: Sequence[Message]) -> str:
-    question = next((m.content for m in reversed(history) if m.role == "user"), "")
-    return ANSWER_REQUEST.format(question=question)
+def _answer_prompt(history: Sequence[Message]) -> list[Message]:
+    """The question and its tool results as one plain user turn.
+
+    Small models shown their own calls in the history write the call again instead of
+    answering; without the call syntax in sight they answer.
+    """
+    last = max((i for i, m in enumerate(history) if m.role == "user"), default=-1)
+    if last < 0:
+        return list(history)
+    results = "\n\n".join(
+        f"{m.name}:\n{m.content}" for m in history[last + 1 :] if m.role == "tool"
+    )
+    request = ANSWER_REQUEST.format(question=history[last].content, results=results)
+    return [*history[:last], Message.user(request)]
 
 
 async def _execute_all(router: ToolRouter, calls: Sequence[ToolCall]) -> list[ToolResult]:
