@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 pytestmark = pytest.mark.e2e
+
+Farmhand = Callable[..., subprocess.CompletedProcess[str]]
 
 LISTING_TOOLS = {
     "filesystem:list_directory",
@@ -21,37 +23,25 @@ FILES = ["invoice-march.pdf", "garden-plan.txt", "recipes.md"]
 # Two rounds are enough to list a folder; the bound keeps a wandering small model from
 # spending minutes of CI on rounds that cannot change the outcome under test.
 CONFIG = "runtime:\n  max_tool_rounds: 2\n"
+QUESTION = "List the files in the papers folder."
+REPEATABLE = ("--temperature", "0", "--seed", "7")
 
 
-def farmhand(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "farmhand", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-
-
-def test_chat_lists_a_folder_and_answers_with_its_files(tmp_path: Path) -> None:
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A working directory with a `papers` folder of known files and a config."""
     folder = tmp_path / "papers"
     folder.mkdir()
     for name in FILES:
         (folder / name).write_text(f"contents of {name}\n")
     (tmp_path / "farmhand.yaml").write_text(CONFIG)
+    return tmp_path
 
-    run = farmhand(
-        "chat",
-        "--tools",
-        "papers",
-        "--json",
-        "--temperature",
-        "0",
-        "--seed",
-        "7",
-        "List the files in the papers folder.",
-        cwd=tmp_path,
-    )
+
+def test_chat_lists_a_folder_and_answers_with_its_files(
+    project: Path, farmhand_cli: Farmhand
+) -> None:
+    run = farmhand_cli("chat", "--tools", "papers", "--json", *REPEATABLE, QUESTION, cwd=project)
     assert run.returncode == 0, run.stderr
     report = json.loads(run.stdout)
 
@@ -68,23 +58,10 @@ def test_chat_lists_a_folder_and_answers_with_its_files(tmp_path: Path) -> None:
     assert report["stop_reason"] in ("stop", "round_limit")
 
 
-def test_chat_streams_tool_calls_and_the_answer_to_the_terminal(tmp_path: Path) -> None:
-    folder = tmp_path / "papers"
-    folder.mkdir()
-    for name in FILES:
-        (folder / name).write_text("x\n")
-    (tmp_path / "farmhand.yaml").write_text(CONFIG)
-    run = farmhand(
-        "chat",
-        "--tools",
-        "papers",
-        "--temperature",
-        "0",
-        "--seed",
-        "7",
-        "List the files in the papers folder.",
-        cwd=tmp_path,
-    )
+def test_chat_streams_tool_calls_and_the_answer_to_the_terminal(
+    project: Path, farmhand_cli: Farmhand
+) -> None:
+    run = farmhand_cli("chat", "--tools", "papers", *REPEATABLE, QUESTION, cwd=project)
     assert run.returncode == 0, run.stderr
     assert "→ filesystem:list" in run.stdout  # the call, shown as it happens
     assert "← " in run.stdout  # and its result
