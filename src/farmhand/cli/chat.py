@@ -131,4 +131,3 @@ def _json_report(result: LoopFinished) -> dict[str, Any]:
     }
 
 
-__all__ = ["chat", "err_console"]
