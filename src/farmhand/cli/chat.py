@@ -129,5 +129,3 @@ def _json_report(result: LoopFinished) -> dict[str, Any]:
         "rounds": result.rounds,
         "stop_reason": result.stop_reason,
     }
-
-
