@@ -32,6 +32,11 @@ class ToolCall:
     def arguments_json(self) -> str:
         return json.dumps(self.arguments, ensure_ascii=False)
 
+    def key(self) -> str:
+        """Same tool, same arguments: the same key (argument order does not matter)."""
+        arguments = json.dumps(self.arguments, sort_keys=True, ensure_ascii=False)
+        return f"{self.name}\0{arguments}"
+
 
 @dataclass(frozen=True)
 class ToolResult:

@@ -61,20 +61,6 @@ def install_parts(site: Path, model: CatalogModel, chunks: Sequence[bytes] = CHU
 
 
 @pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("FARMHAND_HOME", str(tmp_path / "home"))
-    return tmp_path / "home"
-
-
-@pytest.fixture
-def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    site = tmp_path / "site"
-    site.mkdir()
-    monkeypatch.syspath_prepend(str(site))
-    return site
-
-
-@pytest.fixture
 def model(site: Path, monkeypatch: pytest.MonkeyPatch) -> CatalogModel:
     model = fake_model()
     install_parts(site, model)

@@ -23,20 +23,6 @@ def app() -> typer.Typer:
 
 
 @pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("FARMHAND_HOME", str(tmp_path / "home"))
-    return tmp_path / "home"
-
-
-@pytest.fixture
-def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    site = tmp_path / "site"
-    site.mkdir()
-    monkeypatch.syspath_prepend(str(site))
-    return site
-
-
-@pytest.fixture
 def fake(monkeypatch: pytest.MonkeyPatch) -> CatalogModel:
     tag = uuid.uuid4().hex[:8]
     model = CatalogModel(

@@ -128,3 +128,17 @@ def test_plain_text_streams_without_waiting_for_the_end() -> None:
 
 def test_text_that_looks_like_an_unfinished_tag_is_released_at_the_end() -> None:
     assert text_of(parse("compare a <tool_c")) == "compare a <tool_c"
+
+
+def test_a_bare_call_is_emitted_as_soon_as_it_closes() -> None:
+    parser = HermesParser(TOOLS)
+    events = parser.feed(CALL + "\n" + CALL[:20])
+    assert [c.name for c in calls_of(events)] == ["filesystem:list_directory"]
+    # The second call was cut off by the token limit: dropped, not turned into text.
+    assert parser.finish() == []
+
+
+def test_text_after_a_run_of_bare_calls_is_text() -> None:
+    events = parse(CALL + "\nDone listing.")
+    assert len(calls_of(events)) == 1
+    assert text_of(events).strip() == "Done listing."

@@ -88,6 +88,14 @@ def calls_from_json_text(text: str, known_names: Collection[str] | None) -> list
                 break
             return None
         values.extend(value if isinstance(value, list) else [value])
+    return calls_from_values(values, known_names)
+
+
+def calls_from_values(
+    values: list[Any], known_names: Collection[str] | None
+) -> list[ToolCall] | None:
+    """The calls these decoded JSON values are, or None unless every one is a call naming a
+    known tool (any name when `known_names` is None)."""
     calls = [call_from_object(v) for v in values]
     if not calls or any(c is None for c in calls):
         return None

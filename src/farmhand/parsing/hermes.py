@@ -12,7 +12,7 @@ import re
 from collections.abc import Collection
 
 from farmhand.messages import StreamEvent, TextDelta, ToolCall, ToolCallEvent
-from farmhand.parsing.base import call_from_object, calls_from_json_text
+from farmhand.parsing.base import call_from_object, calls_from_json_text, calls_from_values
 
 OPEN_TAG = "<tool_call>"
 CLOSE_TAG = "</tool_call>"
@@ -144,13 +144,13 @@ class HermesParser:
                 value, end = _DECODER.raw_decode(stripped)
             except json.JSONDecodeError:
                 return events  # incomplete so far (or not JSON: decided at the end)
-            calls = calls_from_json_text(stripped[:end], self.known_names)
+            calls = calls_from_values(
+                value if isinstance(value, list) else [value], self.known_names
+            )
             if calls is None:
                 if self._bare_calls:  # after calls, anything else is text
                     self._mode = "text"
-                    return events
-                return events  # first value is not a call: decided at the end
-            del value
+                return events  # a first value that is not a call is decided at the end
             self._bare_calls = True
             self._buf = stripped[end:]
             events += [ToolCallEvent(c) for c in calls]

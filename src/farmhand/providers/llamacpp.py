@@ -8,7 +8,6 @@ picked for that template reads the calls back out of the text.
 from __future__ import annotations
 
 import codecs
-import json
 import os
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from contextlib import aclosing
@@ -183,7 +182,7 @@ class _CallsOfTurn:
         admitted: list[StreamEvent] = []
         for event in events:
             if isinstance(event, ToolCallEvent):
-                key = event.call.name + json.dumps(event.call.arguments, sort_keys=True)
+                key = event.call.key()
                 if key in self.seen:
                     self.looping = True
                     continue

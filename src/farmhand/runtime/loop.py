@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 
@@ -56,7 +55,7 @@ class _State:
     history: list[Message]
     usage: Usage = field(default_factory=Usage)
     records: list[ToolCallRecord] = field(default_factory=list)
-    results: dict[str, ToolResult] = field(default_factory=dict)  # by call_key
+    done: set[str] = field(default_factory=set)  # ToolCall.key() of every call run
     rounds: int = 0
 
     def finished(
@@ -71,10 +70,6 @@ class _State:
             tool_calls=tuple(self.records),
             pending_calls=tuple(pending),
         )
-
-
-def call_key(call: ToolCall) -> str:
-    return call.name + "\0" + json.dumps(call.arguments, sort_keys=True, ensure_ascii=False)
 
 
 async def run_loop(
@@ -123,7 +118,7 @@ async def run_loop(
         if not settings.parallel_tool_calls:
             turn.calls = turn.calls[:1]
 
-        stuck = bool(turn.calls) and all(call_key(c) in state.results for c in turn.calls)
+        stuck = bool(turn.calls) and all(c.key() in state.done for c in turn.calls)
         if turn.calls and (stuck or state.rounds >= max_tool_rounds):
             # Repeating itself, or out of rounds: drop this turn and ask for an answer from
             # the results so far, without tools.
@@ -139,15 +134,19 @@ async def run_loop(
         state.rounds += 1
         client_calls = [c for c in turn.calls if router.is_client_tool(c.name)]
         server_calls = [c for c in turn.calls if not router.is_client_tool(c.name)]
-        fresh = list({call_key(c): c for c in reversed(server_calls)}.values())[::-1]
-        fresh = [c for c in fresh if call_key(c) not in state.results]
+        fresh: list[ToolCall] = []  # first of each distinct call not run before
+        for call in server_calls:
+            if call.key() not in state.done:
+                state.done.add(call.key())
+                fresh.append(call)
         for call in fresh:
             yield ToolCallStarted(call)
         fresh_results = dict(zip(map(id, fresh), await _execute_all(router, fresh), strict=True))
         for call in server_calls:
-            result = fresh_results.get(id(call)) or _repeat_result(call)
-            if id(call) in fresh_results:
-                state.results[call_key(call)] = result
+            result = fresh_results.get(id(call))
+            if result is None:
+                result = _repeat_result(call)
+            else:
                 state.records.append(ToolCallRecord(call, result))
                 yield ToolCallFinished(call, result)
             state.history.append(Message.tool(result))
