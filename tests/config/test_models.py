@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import typing
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,6 +21,7 @@ from farmhand.config import (
     RuntimeConfig,
     default_config,
 )
+from farmhand.config.loader import load_config
 from farmhand.config.models import format_path
 from farmhand.errors import ConfigError
 from farmhand.tools.definition import ToolDefinition
@@ -372,6 +374,8 @@ def test_model_fields_match_the_documented_layout() -> None:
         "base_url",
         "api_key",
         "tool_call_strategy",
+        "tool_parser",
+        "constrained",
         "mcp_servers",
         "tools",
         "prompts",
@@ -383,3 +387,35 @@ def test_model_fields_match_the_documented_layout() -> None:
         "model_api_parameters",
     }
     assert hints["mcp_servers"] == list[str] | None
+
+
+def test_inline_tools_in_any_format_become_openai_shaped(tmp_path: Path) -> None:
+    c = config(
+        runtime={
+            "models": [
+                {
+                    "name": "m",
+                    "tools": [
+                        {"name": "weather", "input_schema": {"type": "object"}},
+                        {"toolSpec": {"name": "add", "inputSchema": {"json": {"type": "object"}}}},
+                    ],
+                }
+            ]
+        }
+    )
+    assert [t.definition().name for t in c.model("m").tools] == ["weather", "add"]
+
+
+def test_inline_tools_load_from_a_file_next_to_the_config(tmp_path: Path) -> None:
+    (tmp_path / "tools.yaml").write_text("- name: weather\n  input_schema: {type: object}\n")
+    (tmp_path / "farmhand.yaml").write_text(
+        "runtime:\n  models:\n    - name: m\n      tools: file://tools.yaml\n"
+    )
+    assert [t.name for t in load_config(tmp_path / "farmhand.yaml").model("m").tools] == ["weather"]
+    (tmp_path / "farmhand.yaml").write_text(
+        "runtime:\n  models:\n    - name: m\n      tools: file://missing.yaml\n"
+    )
+    with pytest.raises(
+        ConfigError, match=r"farmhand.yaml:4: runtime.models\[0\].tools: .*not found"
+    ):
+        load_config(tmp_path / "farmhand.yaml")

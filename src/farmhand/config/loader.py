@@ -76,7 +76,9 @@ def parse_config(
     data = reader.read_document(text, source)
     issues = list(reader.issues)
     try:
-        config = FarmhandConfig.model_validate(data, context={"defer_reference_checks": True})
+        config = FarmhandConfig.model_validate(
+            data, context={"defer_reference_checks": True, "base_dir": base_dir}
+        )
     except ValidationError as exc:
         issues += _pydantic_issues(exc, {i.path for i in reader.issues})
     else:

@@ -181,10 +181,17 @@ class ModelConfig(_Strict):
     """Credential for the backend; write it as ${env:VAR} to keep it out of the file."""
     tool_call_strategy: Literal["native_api", "prompt_based"] = "native_api"
     """native_api: the backend's own tool calling; prompt_based: tools described in the prompt."""
+    tool_parser: str | None = None
+    """Tool-call format to read from the model's output (e.g. hermes_2_pro, llama3_x,
+    mistral_nemo); detected from the chat template or model name when omitted."""
+    constrained: bool = False
+    """Embedded model: constrain every turn that offers tools with a grammar built from the
+    tool schemas (turns with tool_choice required or a named tool always are)."""
     mcp_servers: list[str] | None = None
     """MCP servers this model may use: omitted = all, [] = none, a list = only those."""
     tools: list[InlineToolConfig] = []
-    """Inline tools, merged with the MCP tools."""
+    """Inline tools, merged with the MCP tools: a list (OpenAI, LlamaFarm, Anthropic, Bedrock
+    or Google format), or `file://tools.json|yaml` relative to this config file."""
     prompts: list[str] = []
     """Names of top-level prompts whose messages this model gets, in order."""
     n_ctx: int | None = Field(default=None, ge=1)
@@ -199,6 +206,22 @@ class ModelConfig(_Strict):
     """Use this model when none is named and runtime.default_model is not set."""
     model_api_parameters: dict[str, Any] = {}
     """Extra request parameters passed through to the backend unchanged."""
+
+    @field_validator("tools", mode="before")
+    @classmethod
+    def _tools_in_any_format(cls, value: Any, info: ValidationInfo) -> Any:
+        from farmhand.tools.formats.detect import to_openai_dicts
+        from farmhand.tools.loading import load_tools
+
+        base_dir = (info.context or {}).get("base_dir")
+        try:
+            if isinstance(value, str):
+                return [tool.to_openai() for tool in load_tools(value, base_dir=base_dir)]
+            if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+                return to_openai_dicts(value)
+        except ConfigError as exc:
+            raise ValueError(str(exc)) from None
+        return value
 
     @field_validator("provider", mode="before")
     @classmethod
