@@ -117,6 +117,18 @@ class ToolCallEvent:
 
 
 @dataclass(frozen=True)
+class ToolCallDelta:
+    """A tool call still being written: `name` (and `id`) in its first delta, then pieces of
+    its arguments text as they become certain. A ToolCallEvent with the whole call follows;
+    consumers that only run calls can ignore these."""
+
+    index: int
+    name: str = ""
+    arguments: str = ""
+    id: str = ""
+
+
+@dataclass(frozen=True)
 class Finish:
     """The model turn ended. `reason` is stop, length or tool_calls."""
 
@@ -124,4 +136,4 @@ class Finish:
     usage: Usage = Usage()
 
 
-StreamEvent = TextDelta | ReasoningDelta | ToolCallEvent | Finish
+StreamEvent = TextDelta | ReasoningDelta | ToolCallDelta | ToolCallEvent | Finish

@@ -87,12 +87,20 @@ def test_fenced_json_reply_is_a_call() -> None:
 
 def test_fenced_call_after_prose_keeps_the_prose() -> None:
     events = parse(f"I will list it:\n```json\n{CALL}\n```\n")
-    assert text_of(events) == "I will list it:\n\n"
+    assert text_of(events) == "I will list it:\n"
     assert len(calls_of(events)) == 1
 
 
-def test_json_inside_prose_is_never_a_call() -> None:
-    text = f"The request looks like {CALL} and that is all."
+def test_a_known_call_inside_prose_is_a_call_and_the_prose_stays_text() -> None:
+    # As llama.cpp reads Hermes output: `{"name": <a tool>, "arguments": ...}` is a call
+    # wherever it stands; whitespace before it goes with it.
+    events = parse(f"I will look: {CALL} and report.")
+    assert [c.name for c in calls_of(events)] == ["filesystem:list_directory"]
+    assert text_of(events) == "I will look:and report."
+
+
+def test_json_inside_prose_that_is_not_a_call_stays_text() -> None:
+    text = 'The file holds {"name": "Alice", "age": 30} and that is all.'
     events = parse(text)
     assert calls_of(events) == []
     assert text_of(events) == text
@@ -119,10 +127,11 @@ def test_fenced_code_that_is_not_a_call_stays_text_verbatim() -> None:
 
 def test_plain_text_streams_without_waiting_for_the_end() -> None:
     parser = HermesParser(TOOLS)
-    assert text_of(parser.feed("Hello there, ")) == "Hello there, "
+    # Trailing whitespace waits for the next piece: a bare call would take it.
+    assert text_of(parser.feed("Hello there, ")) == "Hello there,"
     # "<tool" could still become <tool_call>: held back until it cannot.
-    assert text_of(parser.feed("a <tool")) == "a "
-    assert text_of(parser.feed("s> are fine")) == "<tools> are fine"
+    assert text_of(parser.feed("a <tool")) == " a"
+    assert text_of(parser.feed("s> are fine")) == " <tools> are fine"
     assert parser.finish() == []
 
 

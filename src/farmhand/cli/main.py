@@ -7,6 +7,7 @@ import typer
 from farmhand.cli import models as models_commands
 from farmhand.cli.chat import chat
 from farmhand.cli.config import config_app
+from farmhand.cli.parse import parse_command
 
 app = typer.Typer(
     name="farmhand",
@@ -16,6 +17,7 @@ app = typer.Typer(
     add_completion=False,
 )
 app.command()(chat)
+app.command("parse")(parse_command)
 app.add_typer(config_app, name="config", help="Show or check the configuration.")
 models_commands.register(app)
 

@@ -1,12 +1,31 @@
-"""The parser contract, and turning a decoded JSON object into a ToolCall."""
+"""The parser contract, the base the family parsers share, and reading call objects."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Collection
-from typing import Any, Protocol
+import re
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, ClassVar, Literal, Protocol
 
-from farmhand.messages import StreamEvent, ToolCall
+from farmhand.messages import (
+    ReasoningDelta,
+    StreamEvent,
+    TextDelta,
+    ToolCall,
+    ToolCallDelta,
+    ToolCallEvent,
+)
+from farmhand.parsing.scan import held_prefix
+from farmhand.parsing.thinking import ThinkingSplitter
+
+ReasoningFormat = Literal["none", "auto", "deepseek"]
+_SLICE = 2048
+_NON_WHITESPACE = re.compile(r"[^ \t\r\n]")
+
+
+class PartialArguments(Protocol):
+    def compact_from(self, start: int) -> str: ...
 
 
 class ToolCallParser(Protocol):
@@ -18,6 +37,282 @@ class ToolCallParser(Protocol):
     def feed(self, chunk: str) -> list[StreamEvent]: ...
 
     def finish(self) -> list[StreamEvent]: ...
+
+
+@dataclass(frozen=True)
+class ParserOptions:
+    """How to read one model turn (the knobs llama.cpp's parsers take, named as there)."""
+
+    known_names: frozenset[str] | None = None
+    """The tools offered; None accepts any name (how llama.cpp's own parsers behave)."""
+    parse_tool_calls: bool = True
+    """False: everything that is not reasoning is text, even if it looks like a call."""
+    parallel_tool_calls: bool = True
+    """False: only the first call of the turn is kept."""
+    reasoning_format: ReasoningFormat = "auto"
+    """none: reasoning stays in the text as written; auto/deepseek: split out."""
+    reasoning_in_content: bool = False
+    """Keep split-out reasoning in the text, wrapped in <think></think>."""
+    thinking_forced_open: bool = False
+    """The prompt already opened the reasoning block (it ends with `<think>`)."""
+
+
+class FamilyParser:
+    """What every family parser shares: the reasoning split, and emitting events.
+
+    A family implements `_advance(final)`, which consumes the reply text in `self.buf` and
+    calls `_text`, `_call_started`, `_call_progress`, `_call_done`. Text that may still turn
+    out to be call markup is held in `self.buf` until it is certain.
+    """
+
+    family: ClassVar[str] = ""
+    think_open: ClassVar[str] = "<think>"
+    think_close: ClassVar[str] = "</think>"
+    # The template's header that starts the assistant's turn: the prompt's text after it is
+    # part of the reply (see registry.prefill_of).
+    assistant_start: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(
+        self, known_names: Collection[str] | None = None, *, options: ParserOptions | None = None
+    ) -> None:
+        options = options or ParserOptions()
+        if known_names is not None:
+            options = replace(options, known_names=frozenset(known_names))
+        self.options = options
+        self.buf = ""
+        self._events: list[StreamEvent] = []
+        self._thinking = (
+            None
+            if self.options.reasoning_format == "none"
+            else ThinkingSplitter(
+                self.think_open,
+                self.think_close,
+                forced_open=self.options.thinking_forced_open,
+                in_content=self.options.reasoning_in_content,
+            )
+        )
+        self._index = 0  # index of the call being written
+        self._announced = False  # a ToolCallDelta opened the current call
+        self._args_sent: list[str] = []  # the argument pieces sent for the current call
+        self._args_len = 0
+        self._finished = False
+
+    def feed(self, chunk: str) -> list[StreamEvent]:
+        # A big chunk (a whole output) goes in slices: a parser that consumes its buffer
+        # from the front copies what is left each time, which is cheap only for short buffers.
+        for start in range(0, len(chunk), _SLICE):
+            self._route(chunk[start : start + _SLICE], final=False)
+        return self._take()
+
+    def finish(self) -> list[StreamEvent]:
+        if not self._finished:
+            self._finished = True
+            self._route("", final=True)
+        return self._take()
+
+    def _route(self, chunk: str, final: bool) -> None:
+        if self._thinking is not None:
+            reasoning, chunk = self._thinking.split(chunk, final)
+            for event in reasoning:
+                self._add(event)
+        self.buf += chunk
+        if not self.options.parse_tool_calls:
+            self._text(self.buf)
+            self.buf = ""
+            return
+        self._advance(final)
+
+    def _advance(self, final: bool) -> None:
+        raise NotImplementedError
+
+    def _take(self) -> list[StreamEvent]:
+        """The events of this chunk, each run of text (or of reasoning) joined into one."""
+        events: list[StreamEvent] = []
+        run: list[str] = []  # the texts of the run that events[-1] stands for
+        for event in self._events:
+            if isinstance(event, TextDelta | ReasoningDelta):
+                if events and type(events[-1]) is type(event):
+                    run.append(event.text)
+                    continue
+                _join_run(events, run)
+                run = [event.text]
+            else:
+                _join_run(events, run)
+                run = []
+            events.append(event)
+        _join_run(events, run)
+        self._events = []
+        return events
+
+    # What a family reports.
+
+    def _text(self, text: str) -> None:
+        if text:
+            self._add(TextDelta(text))
+
+    def _call_started(self, name: str, call_id: str | None = None) -> None:
+        """The name of the call being written is known."""
+        if not self._announced and self._accepting():
+            self._announced = True
+            self._args_sent = []
+            self._args_len = 0
+            self._add(ToolCallDelta(self._index, name=name, id=call_id or ""))
+
+    def _call_progress(self, arguments: str | PartialArguments) -> None:
+        """The arguments written so far: compact JSON text, possibly cut off, or a scanner
+        that gives the new part (cheaper: no rebuilding the whole text on every chunk)."""
+        if not self._announced:
+            return
+        if isinstance(arguments, str):
+            if not arguments.startswith("".join(self._args_sent)):
+                return
+            piece = arguments[self._args_len :]
+        else:
+            piece = arguments.compact_from(self._args_len)
+        if piece:
+            self._args_sent.append(piece)
+            self._args_len += len(piece)
+            self._add(ToolCallDelta(self._index, arguments=piece))
+
+    def _call_done(self, call: ToolCall) -> None:
+        if self._accepting():
+            self._add(ToolCallEvent(call))
+            self._index += 1
+        self._announced = False
+
+    def _call_dropped(self) -> None:
+        """What looked like a call was not one (its text is reported by the family)."""
+        self._announced = False
+
+    def _accepting(self) -> bool:
+        return self.options.parallel_tool_calls or self._index == 0
+
+    def _add(self, event: StreamEvent) -> None:
+        self._events.append(event)
+
+
+def _join_run(events: list[StreamEvent], run: list[str]) -> None:
+    if len(run) > 1:
+        last = events[-1]
+        events[-1] = (
+            TextDelta("".join(run)) if isinstance(last, TextDelta) else ReasoningDelta("".join(run))
+        )
+
+
+class CursorParser(FamilyParser):
+    """A family parser that reads `self.buf` through a cursor, `self._at`, and drops what it
+    has read once per chunk: consuming from the front of a string copies all the rest, which
+    would make one big chunk (a whole output) quadratic in its number of tokens."""
+
+    def __init__(
+        self, known_names: Collection[str] | None = None, *, options: ParserOptions | None = None
+    ) -> None:
+        super().__init__(known_names, options=options)
+        self._at = 0  # where the unread text starts in self.buf
+
+    def _advance(self, final: bool) -> None:
+        self._read(final)
+        self.buf = self.buf[self._at :]
+        self._at = 0
+
+    def _read(self, final: bool) -> None:
+        raise NotImplementedError
+
+    def _skip_whitespace(self) -> bool:
+        """Step over whitespace; False when nothing else is there (yet)."""
+        found = _NON_WHITESPACE.search(self.buf, self._at)
+        self._at = found.start() if found else len(self.buf)
+        return found is not None
+
+    def _starts(self, marker: str) -> bool:
+        return self.buf.startswith(marker, self._at)
+
+    def _may_become(self, marker: str) -> bool:
+        """The unread text is the start of `marker` (or nothing)."""
+        rest = len(self.buf) - self._at
+        return rest < len(marker) and marker.startswith(self.buf[self._at :])
+
+    def _certain(self, markers: Sequence[str], final: bool) -> int:
+        """Where the text that cannot be the start of a marker ends."""
+        if final:
+            return len(self.buf)
+        return max(self._at, len(self.buf) - held_prefix(self.buf, markers))
+
+    def _text_to(self, end: int) -> None:
+        self._text(self.buf[self._at : end])
+        self._at = end
+
+
+@dataclass
+class ParsedCall:
+    name: str
+    arguments: dict[str, Any] | None = None
+    arguments_text: str = ""
+    id: str = ""
+    partial: bool = False
+    parse_error: str | None = None
+
+
+@dataclass
+class ParsedMessage:
+    """A turn assembled from parser events: what `farmhand parse` prints."""
+
+    content: str = ""
+    reasoning_content: str = ""
+    tool_calls: list[ParsedCall] = field(default_factory=list)
+
+    @classmethod
+    def from_events(cls, events: Iterable[StreamEvent], *, partial: bool = False) -> ParsedMessage:
+        """With `partial`, calls still being written are included (as llama.cpp shows a
+        partial parse); otherwise only complete calls."""
+        message = cls()
+        pending: dict[int, ParsedCall] = {}
+        done: list[ParsedCall] = []
+        for event in events:
+            if isinstance(event, TextDelta):
+                message.content += event.text
+            elif isinstance(event, ReasoningDelta):
+                message.reasoning_content += event.text
+            elif isinstance(event, ToolCallDelta):
+                call = pending.setdefault(
+                    event.index, ParsedCall(event.name, id=event.id, partial=True)
+                )
+                call.arguments_text += event.arguments
+            elif isinstance(event, ToolCallEvent):
+                c = event.call
+                pending.pop(len(done), None)
+                done.append(
+                    ParsedCall(
+                        c.name,
+                        c.arguments,
+                        c.arguments_json(),
+                        "" if c.id.startswith("call_") else c.id,
+                        parse_error=c.parse_error,
+                    )
+                )
+        message.tool_calls = done + (list(pending.values()) if partial else [])
+        return message
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "content": self.content,
+            "reasoning_content": self.reasoning_content,
+            "tool_calls": [
+                {
+                    "name": c.name,
+                    "arguments": c.arguments if not c.partial else c.arguments_text,
+                    **({"id": c.id} if c.id else {}),
+                    **({"partial": True} if c.partial else {}),
+                    **({"error": c.parse_error} if c.parse_error else {}),
+                }
+                for c in self.tool_calls
+            ],
+        }
+
+
+def parse_text(parser: ToolCallParser, text: str) -> list[StreamEvent]:
+    """Parse a whole output at once."""
+    return parser.feed(text) + parser.finish()
 
 
 def call_from_object(obj: Any) -> ToolCall | None:

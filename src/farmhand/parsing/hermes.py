@@ -1,167 +1,340 @@
 """Hermes-style tool calls: `<tool_call>{json}</tool_call>` (Hermes 2 Pro / 3, Qwen 2.5).
 
-Small models asked for this format also write the JSON bare, or inside a ```json fence.
-Those count as calls only when they can be nothing else: the whole reply is call JSON, or a
-fenced block holds only call objects naming known tools. JSON inside prose stays prose.
+Models trained on this format drift from it, so the parser reads what they actually write
+(the same variants llama.cpp's Hermes parser accepts): the JSON inside other tags (`<tool>`,
+`<function_call>`, `<response>`, `<json>`, ...), inside a ```json / ```xml fence, or bare;
+and `<function=name>{args}</function>` / `<function name="name">{args}</function>`.
+
+A `<tool_call>` tag is a call whatever follows (a body that cannot be read becomes a call
+with a parse error, so the model is told). JSON without a `<tool_call>` tag is a call only
+when it is an object whose first key is "name" and, when the tools are known, it names one
+of them: otherwise it is the model showing data, and stays text.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Collection
 
-from farmhand.messages import StreamEvent, TextDelta, ToolCall, ToolCallEvent
-from farmhand.parsing.base import call_from_object, calls_from_json_text, calls_from_values
+from farmhand.messages import ToolCall
+from farmhand.parsing.base import FamilyParser, ParserOptions, call_from_object, is_known_tool
+from farmhand.parsing.reader import CallObjectReader
+from farmhand.parsing.scan import JsonScanner, held_prefix
 
-OPEN_TAG = "<tool_call>"
-CLOSE_TAG = "</tool_call>"
+TOOL_CALL_TAG = "<tool_call>"
+# Tags small models put around call JSON instead of <tool_call>.
+OTHER_TAGS = ("<function_call>", "<tool>", "<tools>", "<response>", "<json>", "<xml>", "<JSON>")
 FENCE = "```"
-_NAME_RE = re.compile(r'"name"\s*:\s*"([^"]+)"')
-_DECODER = json.JSONDecoder()
+FENCE_OPENERS = ("```json\n", "```xml\n", "```\n")
+FUNCTION_EQ = "<function="
+FUNCTION_NAME = '<function name="'
+FUNCTION_END = "</function>"
+MARKERS = (TOOL_CALL_TAG, *OTHER_TAGS, FENCE, FUNCTION_EQ, FUNCTION_NAME, "{")
+_WHITESPACE = " \t\r\n"
+_CALL_HEAD = re.compile(r'\{\s*"name"')
+_CALL_HEAD_PREFIXES = re.compile(r'\{\s*(?:"(?:n(?:a(?:m(?:e)?)?)?)?)?$')
 
 
-def _held_prefix(text: str, markers: tuple[str, ...]) -> int:
-    """Length of the longest suffix of `text` that could still grow into a marker."""
-    best = 0
-    for marker in markers:
-        for n in range(min(len(marker) - 1, len(text)), 0, -1):
-            if text.endswith(marker[:n]):
-                best = max(best, n)
-                break
+def _closing(tag: str) -> str:
+    return "</" + tag[1:]
+
+
+class HermesParser(FamilyParser):
+    family = "hermes_2_pro"
+    assistant_start = ("<|im_start|>assistant\n",)
+
+    def __init__(
+        self, known_names: Collection[str] | None = None, *, options: ParserOptions | None = None
+    ) -> None:
+        super().__init__(known_names, options=options)
+        self._mode = "text"  # text | object | function | broken | close
+        self._reader: CallObjectReader | None = None
+        self._args: JsonScanner | None = None
+        self._name = ""
+        self._tagged = False  # the current call opened with <tool_call>
+        self._closers: list[str] = []  # what may follow the current call: tag, fence
+        self._opening = ""  # the text that opened the current call (tag, fence, whitespace)
+        self._scan_from = 0
+
+    # The modes: each consumes from self.buf and returns False when it needs more input.
+
+    def _advance(self, final: bool) -> None:
+        while getattr(self, "_in_" + self._mode)(final):
+            pass
+
+    def _in_text(self, final: bool) -> bool:
+        search_from = 0
+        positions: dict[str, int] = {}
+        while True:
+            found = _earliest(self.buf, search_from, positions)
+            if found is None:
+                if final:
+                    self._emit_text(len(self.buf))
+                    return False
+                keep = held_prefix(self.buf, MARKERS)
+                end = len(self.buf) - keep
+                # Whitespace before a bare call is not part of the text: hold it too.
+                self._emit_text(len(self.buf[:end].rstrip(_WHITESPACE)))
+                return False
+            index, marker = found
+            opened = self._try_open(index, marker, final)
+            if opened is None:  # cannot tell yet
+                self._emit_text(_text_end(self.buf, index, marker))
+                return False
+            if opened:
+                return True
+            search_from = index + 1
+
+    def _try_open(self, index: int, marker: str, final: bool) -> bool | None:
+        """Open a call at `index` if one starts there: True if opened, False if this is text,
+        None when more input is needed to tell."""
+        rest = self.buf[index:]
+        fence = False
+        if marker == FENCE:
+            opener = next((o for o in FENCE_OPENERS if rest.startswith(o)), None)
+            if opener is None:
+                prefix = any(o.startswith(rest) for o in FENCE_OPENERS)
+                return None if prefix and not final else False
+            fence = True
+            skip = len(opener) + _count_ws(rest, len(opener))
+            if skip == len(rest):
+                return None if not final else False
+            tag = next((t for t in (TOOL_CALL_TAG, *OTHER_TAGS) if rest.startswith(t, skip)), None)
+            if tag is None and any(t.startswith(rest[skip:]) for t in (TOOL_CALL_TAG, *OTHER_TAGS)):
+                return None if not final else False
+            marker = tag or "{"
+            body_at = skip + (len(tag) if tag else 0)
+        elif marker in (FUNCTION_EQ, FUNCTION_NAME):
+            self._open_function(index, marker)
+            return True
+        else:
+            body_at = len(marker) if marker != "{" else 0
+        head_at = body_at + _count_ws(rest, body_at)
+        head = rest[head_at:]
+        if marker == TOOL_CALL_TAG and head and not head.startswith("{"):
+            self._open_broken(index, head_at, fence)
+            return True
+        if not _CALL_HEAD.match(head):
+            if not final and (not head or _CALL_HEAD_PREFIXES.match(head)):
+                return None
+            return False
+        closers = ([_closing(marker)] if marker != "{" else []) + ([FENCE] if fence else [])
+        self._open_object(
+            index,
+            index + head_at,
+            tagged=marker == TOOL_CALL_TAG,
+            bare=marker == "{" and not fence,
+            closers=closers,
+        )
+        return True
+
+    def _open_object(
+        self, start: int, body: int, *, tagged: bool, bare: bool, closers: list[str]
+    ) -> None:
+        # A bare call takes the whitespace before it (as llama.cpp reads it).
+        text_end = len(self.buf[:start].rstrip(_WHITESPACE)) if bare else start
+        self._text(self.buf[:text_end])
+        self._opening = self.buf[text_end:body]
+        self.buf = self.buf[body:]
+        self._reader = CallObjectReader()
+        self._tagged = tagged
+        self._closers = closers
+        self._mode = "object"
+
+    def _in_object(self, final: bool) -> bool:
+        reader = self._reader
+        assert reader is not None
+        had_name = reader.name is not None
+        close_at, readable = self._readable_before_closing_tag()
+        end = reader.feed(self.buf[:readable])
+        if end is None and close_at >= 0:
+            # The tag closed inside the JSON: the body is broken, not cut off.
+            body = reader.scanner.raw
+            self.buf = self.buf[close_at + len(_closing(TOOL_CALL_TAG)) :]
+            self._call_done(ToolCall(reader.name or "unknown", {}, parse_error=_not_a_call(body)))
+            self._closers = self._closers[1:]
+            self._mode = "close"
+            return True
+        self.buf = self.buf[readable:] if end is None else self.buf[end:]
+        if reader.name is not None and not had_name and not self._wanted(reader.name):
+            self._abandon_object(reader)
+            return True
+        if reader.name is not None and self._wanted(reader.name):
+            self._call_started(reader.name)
+            self._call_progress(reader)
+        if end is None:
+            if final:
+                self._object_cut_off(reader)
+            return False
+        value, ok = reader.value()
+        call = call_from_object(value) if ok else None
+        if call is None and self._tagged:
+            call = ToolCall(
+                reader.name or "unknown", {}, parse_error=_not_a_call(reader.scanner.raw)
+            )
+        if call is None or not self._wanted(call.name):
+            self._abandon_object(reader)
+            return True
+        self._call_done(call)
+        self._mode = "close"
+        return True
+
+    def _readable_before_closing_tag(self) -> tuple[int, int]:
+        """For a <tool_call>: where `</tool_call>` is in the unread text (-1 if absent), and
+        how much the reader may take: never the tag, nor what may be its start."""
+        if not self._tagged:
+            return -1, len(self.buf)
+        close = _closing(TOOL_CALL_TAG)
+        at = self.buf.find(close)
+        return at, at if at >= 0 else len(self.buf) - held_prefix(self.buf, (close,))
+
+    def _wanted(self, name: str) -> bool:
+        known = self.options.known_names
+        return self._tagged or known is None or is_known_tool(name, known)
+
+    def _abandon_object(self, reader: CallObjectReader) -> None:
+        """Not a call after all: what was read is text, and scanning goes on after its `{`."""
+        self._call_dropped()
+        self._text(self._opening + "{")
+        self.buf = reader.scanner.raw[1:] + self.buf
+        self._mode = "text"
+
+    def _object_cut_off(self, reader: CallObjectReader) -> None:
+        if self._tagged:
+            name = reader.name or "unknown"
+            self._call_done(ToolCall(name, {}, parse_error=_cut_off(reader.scanner.raw)))
+        elif self._index == 0:
+            self._call_dropped()
+            self._text(self._opening + reader.scanner.raw)
+        else:
+            self._call_dropped()  # the last of a run of calls, cut off by the token limit
+        self._mode = "text"
+
+    def _open_function(self, index: int, marker: str) -> None:
+        self._emit_text(index)
+        self.buf = self.buf[len(marker) :]
+        self._name = ""
+        self._args = None
+        self._tagged = True
+        self._closers = [FUNCTION_END]
+        self._mode = "function"
+
+    def _in_function(self, final: bool) -> bool:
+        if self._args is None:
+            end_of_name = self.buf.find(">")
+            if end_of_name < 0:
+                if final:
+                    self._function_cut_off()
+                return False
+            self._name = self.buf[:end_of_name].rstrip('"').strip()
+            self.buf = self.buf[end_of_name + 1 :]
+            self._args = JsonScanner()
+            self._call_started(self._name)
+        end = self._args.feed(self.buf)
+        if self._args.invalid:
+            # No JSON after the name: a broken call; what follows is read as text again.
+            error = f"after <function={self._name}> the arguments must follow as a JSON object"
+            self._call_done(ToolCall(self._name or "unknown", {}, parse_error=error))
+            self._mode = "text"
+            return True
+        self.buf = "" if end is None else self.buf[end:]
+        self._call_progress(self._args)
+        if end is None:
+            if final:
+                self._function_cut_off()
+            return False
+        self._call_done(
+            call_from_object({"name": self._name, "arguments": self._args.raw})
+            or ToolCall(self._name or "unknown", {}, parse_error=_cut_off(self._args.raw))
+        )
+        self._mode = "close"
+        return True
+
+    def _function_cut_off(self) -> None:
+        raw = self._args.raw if self._args else self.buf
+        self._call_done(ToolCall(self._name or "unknown", {}, parse_error=_cut_off(raw)))
+        self.buf = ""
+        self._mode = "text"
+
+    def _open_broken(self, index: int, body: int, fence: bool) -> None:
+        self._emit_text(index)
+        self.buf = self.buf[body:]
+        self._closers = [FENCE] if fence else []
+        self._scan_from = 0
+        self._mode = "broken"
+
+    def _in_broken(self, final: bool) -> bool:
+        """A <tool_call> tag whose body is not JSON: the model meant a call, so it is one,
+        with an error that shows it what it wrote."""
+        close = _closing(TOOL_CALL_TAG)
+        end = self.buf.find(close, self._scan_from)
+        if end < 0 and not final:
+            self._scan_from = max(0, len(self.buf) - len(close))
+            return False
+        body = self.buf if end < 0 else self.buf[:end]
+        self.buf = "" if end < 0 else self.buf[end + len(close) :]
+        self._call_done(ToolCall("unknown", {}, parse_error=_not_a_call(body)))
+        self._mode = "close"
+        return True
+
+    def _in_close(self, final: bool) -> bool:
+        """After a call: its closing tag and fence, if written, and the whitespace around."""
+        while True:
+            stripped = self.buf.lstrip(_WHITESPACE)
+            if not stripped and not final:
+                self.buf = ""
+                return False
+            self.buf = stripped
+            if not self._closers:
+                self._mode = "text"
+                return True
+            closer = self._closers[0]
+            if self.buf.startswith(closer):
+                self.buf = self.buf[len(closer) :]
+            elif closer.startswith(self.buf) and not final:
+                return False
+            self._closers.pop(0)
+
+    def _emit_text(self, end: int) -> None:
+        self._text(self.buf[:end])
+        self.buf = self.buf[end:]
+
+
+def _earliest(text: str, start: int, positions: dict[str, int]) -> tuple[int, str] | None:
+    """The first marker at or after `start`. `positions` keeps each marker's last find (-1:
+    absent) for this text, so text full of braces is not searched again for every marker."""
+    best: tuple[int, str] | None = None
+    for marker in MARKERS:
+        index = positions.get(marker)
+        if index is None or 0 <= index < start:
+            index = positions[marker] = text.find(marker, start)
+        if index >= 0 and (best is None or index < best[0]):
+            best = (index, marker)
     return best
 
 
-class HermesParser:
-    def __init__(self, known_names: Collection[str] | None = None) -> None:
-        self.known_names = known_names
-        self._buf = ""
-        self._mode = "start"  # start | text | tag | fence | bare
-        self._scan_from = 0  # where the next search for a closing marker begins
-        self._bare_calls = False  # a bare reply has produced calls: it is a run of calls
+def _text_end(text: str, index: int, marker: str) -> int:
+    """Text that is certain before an undecided marker: a bare call eats the whitespace
+    before it, so that is held as well."""
+    return len(text[:index].rstrip(_WHITESPACE)) if marker == "{" else index
 
-    def feed(self, chunk: str) -> list[StreamEvent]:
-        self._buf += chunk
-        return self._advance(final=False)
 
-    def finish(self) -> list[StreamEvent]:
-        events = self._advance(final=True)
-        rest, self._buf = self._buf, ""
-        if self._mode == "tag":
-            events += self._tagged_call(rest[len(OPEN_TAG) :])
-        elif self._mode == "fence":
-            events += self._fenced(rest)
-        elif self._mode == "bare":
-            events += self._bare(rest)
-        elif rest:
-            events.append(TextDelta(rest))
-        return events
+def _count_ws(text: str, start: int) -> int:
+    n = start
+    while n < len(text) and text[n] in _WHITESPACE:
+        n += 1
+    return n - start
 
-    def _advance(self, final: bool) -> list[StreamEvent]:
-        events: list[StreamEvent] = []
-        while self._buf:
-            if self._mode == "start":
-                stripped = self._buf.lstrip()
-                if not stripped:
-                    return events
-                # A reply that opens with JSON may be a bare call: decide at the end.
-                self._mode = "bare" if stripped[0] in "{[" else "text"
-            if self._mode == "bare":
-                return events + self._bare_step()
-            if self._mode == "text":
-                if not self._text_step(events, final):
-                    return events
-            elif self._mode == "tag":
-                end = self._buf.find(CLOSE_TAG, max(self._scan_from, len(OPEN_TAG)))
-                if end < 0:
-                    self._scan_from = max(len(OPEN_TAG), len(self._buf) - len(CLOSE_TAG))
-                    return events
-                events += self._tagged_call(self._buf[len(OPEN_TAG) : end])
-                self._consume(end + len(CLOSE_TAG), "text")
-            elif self._mode == "fence":
-                end = self._buf.find(FENCE, max(self._scan_from, len(FENCE)))
-                if end < 0:
-                    self._scan_from = max(len(FENCE), len(self._buf) - len(FENCE))
-                    return events
-                events += self._fenced(self._buf[: end + len(FENCE)])
-                self._consume(end + len(FENCE), "text")
-        return events
 
-    def _text_step(self, events: list[StreamEvent], final: bool) -> bool:
-        """Emit plain text up to the next marker; False when more input is needed."""
-        positions = [(self._buf.find(m), m) for m in (OPEN_TAG, FENCE)]
-        found = [(i, m) for i, m in positions if i >= 0]
-        if not found:
-            keep = 0 if final else _held_prefix(self._buf, (OPEN_TAG, FENCE))
-            if len(self._buf) > keep:
-                events.append(TextDelta(self._buf[: len(self._buf) - keep]))
-                self._buf = self._buf[len(self._buf) - keep :]
-            return False
-        index, marker = min(found)
-        if index:
-            events.append(TextDelta(self._buf[:index]))
-        self._consume(index, "tag" if marker == OPEN_TAG else "fence")
-        return True
+def _cut_off(raw: str) -> str:
+    return (
+        f"the tool call was cut off before it ended: {raw.strip()[:300]!r}"
+        " (write the whole call, or ask for fewer at once)"
+    )
 
-    def _consume(self, n: int, mode: str) -> None:
-        self._buf = self._buf[n:]
-        self._mode = mode
-        self._scan_from = 0
 
-    def _tagged_call(self, body: str) -> list[StreamEvent]:
-        # Inside explicit tags the intent is clear: a broken body is a broken call, not text.
-        calls = calls_from_json_text(body, None)
-        if calls:
-            return [ToolCallEvent(c) for c in calls]
-        match = _NAME_RE.search(body)
-        call = call_from_object({"name": match.group(1)}) if match else None
-        name = call.name if call else "unknown"
-        error = (
-            f"could not read the tool call: {body.strip()[:300]!r} is not a JSON object"
-            " with name and arguments"
-        )
-        return [ToolCallEvent(ToolCall(name, {}, parse_error=error))]
-
-    def _fenced(self, block: str) -> list[StreamEvent]:
-        inner = block[len(FENCE) :]
-        if inner.endswith(FENCE):
-            inner = inner[: -len(FENCE)]
-        first_line, _, body = inner.partition("\n")
-        if first_line.strip().lower() not in ("", "json", "tool_call", "tool_code"):
-            return [TextDelta(block)]
-        calls = calls_from_json_text(body if first_line.strip() else inner, self.known_names)
-        if calls is None:
-            return [TextDelta(block)]
-        return [ToolCallEvent(c) for c in calls]
-
-    def _bare_step(self) -> list[StreamEvent]:
-        """Emit each complete call of a bare reply as soon as it closes, so a model that
-        writes call after call can be stopped early."""
-        events: list[StreamEvent] = []
-        while True:
-            stripped = self._buf.lstrip(" \t\r\n;,")
-            try:
-                value, end = _DECODER.raw_decode(stripped)
-            except json.JSONDecodeError:
-                return events  # incomplete so far (or not JSON: decided at the end)
-            calls = calls_from_values(
-                value if isinstance(value, list) else [value], self.known_names
-            )
-            if calls is None:
-                if self._bare_calls:  # after calls, anything else is text
-                    self._mode = "text"
-                return events  # a first value that is not a call is decided at the end
-            self._bare_calls = True
-            self._buf = stripped[end:]
-            events += [ToolCallEvent(c) for c in calls]
-
-    def _bare(self, text: str) -> list[StreamEvent]:
-        if self._bare_calls:
-            # What is left after a run of calls: a call cut off by the token limit is
-            # dropped, anything else is text.
-            rest = text.strip()
-            return [TextDelta(text)] if rest and not rest.startswith("{") else []
-        calls = calls_from_json_text(text, self.known_names)
-        if calls is None:
-            return [TextDelta(text)]
-        return [ToolCallEvent(c) for c in calls]
+def _not_a_call(body: str) -> str:
+    return (
+        f"could not read the tool call: {body.strip()[:300]!r} is not a JSON object"
+        ' like {"name": ..., "arguments": {...}}'
+    )

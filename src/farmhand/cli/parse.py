@@ -1,0 +1,149 @@
+"""`farmhand parse`: read a model's raw output on stdin, print what farmhand makes of it.
+
+This is how a user finds out why a call was not detected: paste the model's text, see the
+content, reasoning and calls each family's parser reads out of it.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import typer
+
+from farmhand.cli.common import console, fail, user_errors
+from farmhand.errors import ModelError
+from farmhand.messages import ReasoningDelta, StreamEvent, TextDelta, ToolCallDelta, ToolCallEvent
+from farmhand.parsing.base import ParsedMessage, ParserOptions
+from farmhand.parsing.registry import FAMILIES, detect_family, parser_for, resolve_family
+
+
+def parse_command(
+    family: Annotated[
+        str | None,
+        typer.Option(help=f"Parser family: {', '.join(FAMILIES)}."),
+    ] = None,
+    template: Annotated[
+        Path | None,
+        typer.Option(help="A chat template (.jinja) to detect the family from.", dir_okay=False),
+    ] = None,
+    model: Annotated[
+        str | None,
+        typer.Option(help="A model name or .gguf file to detect the family from."),
+    ] = None,
+    stream: Annotated[
+        bool, typer.Option("--stream", help="Print each event as it is parsed (JSON lines).")
+    ] = False,
+    tools: Annotated[
+        str | None,
+        typer.Option(help="Comma-separated tool names; bare JSON must name one of them."),
+    ] = None,
+    reasoning_format: Annotated[
+        str, typer.Option(help="none | auto | deepseek: how reasoning is split out.")
+    ] = "auto",
+    thinking_forced_open: Annotated[
+        bool, typer.Option(help="The prompt already opened the reasoning block.")
+    ] = False,
+    no_tool_calls: Annotated[
+        bool, typer.Option("--no-tool-calls", help="Read everything as text (no calls).")
+    ] = False,
+) -> None:
+    """Parse a model's raw output (stdin) and print content, reasoning and tool calls as JSON."""
+    if sum(x is not None for x in (family, template, model)) > 1:
+        fail("give only one of --family, --template and --model")
+    if reasoning_format not in ("none", "auto", "deepseek"):
+        fail(f"--reasoning-format must be none, auto or deepseek, not {reasoning_format!r}")
+    with user_errors():
+        slug = _family(family, template, model)
+        options = ParserOptions(
+            parse_tool_calls=not no_tool_calls,
+            reasoning_format=_reasoning(reasoning_format),
+            thinking_forced_open=thinking_forced_open,
+        )
+        names = [t.strip() for t in tools.split(",") if t.strip()] if tools else None
+        parser = parser_for(None, None, names, family=slug, options=options)
+        events: list[StreamEvent] = []
+        if stream:
+            for chunk in iter(lambda: sys.stdin.read(64), ""):
+                for event in parser.feed(chunk):
+                    _print_event(event)
+                    events.append(event)
+            for event in parser.finish():
+                _print_event(event)
+                events.append(event)
+        else:
+            events = parser.feed(sys.stdin.read()) + parser.finish()
+    result = {"family": slug, **ParsedMessage.from_events(events).to_json()}
+    console.print_json(json.dumps(result, ensure_ascii=False))
+
+
+def _reasoning(value: str) -> Literal["none", "auto", "deepseek"]:
+    return "none" if value == "none" else "deepseek" if value == "deepseek" else "auto"
+
+
+def _family(family: str | None, template: Path | None, model: str | None) -> str:
+    if family:
+        return resolve_family(family)
+    if template:
+        try:
+            return detect_family(template.read_text(encoding="utf-8"))
+        except OSError as exc:
+            fail(f"cannot read {template}: {exc.strerror}")
+    if model:
+        return detect_family(_gguf_template(model), model)
+    return "hermes_2_pro"
+
+
+def _gguf_template(model: str) -> str | None:
+    """The chat template inside a local GGUF (a path, or a catalog model already pulled)."""
+    from farmhand.models import assemble
+    from farmhand.models.catalog import lookup
+
+    path = Path(model)
+    if path.suffix != ".gguf":
+        try:
+            path = assemble.cached_path(lookup(model))
+        except ModelError:
+            return None  # not a catalog model: its name is the only hint
+    if path.suffix != ".gguf" or not path.is_file():
+        return None
+    try:
+        from llama_cpp import Llama
+        from llama_cpp._utils import suppress_stdout_stderr
+
+        with suppress_stdout_stderr(disable=False):  # llama.cpp logs even when not verbose
+            llama = Llama(str(path), vocab_only=True, verbose=False)
+    except (ImportError, ValueError, RuntimeError) as exc:
+        raise ModelError(f"cannot read the chat template of {path}: {exc}") from exc
+    template = llama.metadata.get("tokenizer.chat_template")
+    return template if isinstance(template, str) else None
+
+
+def _print_event(event: StreamEvent) -> None:
+    record: dict[str, Any]
+    if isinstance(event, TextDelta):
+        record = {"content": event.text}
+    elif isinstance(event, ReasoningDelta):
+        record = {"reasoning_content": event.text}
+    elif isinstance(event, ToolCallDelta):
+        record = {
+            "tool_call_delta": {
+                "index": event.index,
+                "name": event.name,
+                "arguments": event.arguments,
+            }
+        }
+    elif isinstance(event, ToolCallEvent):
+        call = event.call
+        record = {
+            "tool_call": {
+                "name": call.name,
+                "arguments": call.arguments,
+                **({"error": call.parse_error} if call.parse_error else {}),
+            }
+        }
+    else:
+        return
+    typer.echo(json.dumps(record, ensure_ascii=False))

@@ -1,0 +1,203 @@
+"""Command R7B tool calls: `<|START_THINKING|>` reasoning, then either a response or an action.
+
+    <|START_THINKING|>plan<|END_THINKING|><|START_ACTION|>[
+        {"tool_call_id": "0", "tool_name": "f", "parameters": {...}}, ...
+    ]<|END_ACTION|>
+    <|START_RESPONSE|>text<|END_RESPONSE|>
+
+The response tags are dropped from the text; the `tool_call_id` is kept as the call's id.
+Inside an action everything is a call: an object that cannot be read becomes a call with a
+parse error, so the model is told. A single object without the list around it is accepted.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection
+from typing import Any
+
+from farmhand.messages import ToolCall
+from farmhand.parsing.base import CursorParser, ParserOptions, call_from_object
+from farmhand.parsing.reader import CallObjectReader
+from farmhand.parsing.scan import feed_until, find_near
+
+START_ACTION = "<|START_ACTION|>"
+END_ACTION = "<|END_ACTION|>"
+START_RESPONSE = "<|START_RESPONSE|>"
+END_RESPONSE = "<|END_RESPONSE|>"
+TEXT_MARKERS = (START_ACTION, START_RESPONSE, END_RESPONSE)
+STOPS = (END_ACTION,)
+
+_STRING = r'"(?:[^"\\]|\\.)*"'
+_ID = r'"tool_call_id"\s*:\s*(?:"(?P<id>(?:[^"\\]|\\.)*)"|-?\d+)\s*,\s*'
+_ANY_ID = r'"tool_call_id"\s*:\s*(?:' + _STRING + r"|-?\d+)\s*,\s*"
+NAME = re.compile(r"\s*\{\s*(?:" + _ID + r')?"tool_name"\s*:\s*"(?P<name>(?:[^"\\]|\\.)*)"')
+ARGS = re.compile(
+    r"\s*\{\s*(?:" + _ANY_ID + r')?"tool_name"\s*:\s*' + _STRING
+    + r"\s*,\s*(?:" + _ANY_ID + r')?"parameters"\s*:'
+)  # fmt: skip
+
+
+class CommandR7BParser(CursorParser):
+    family = "command_r7b"
+    think_open = "<|START_THINKING|>"
+    think_close = "<|END_THINKING|>"
+    assistant_start = ("<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>",)
+
+    def __init__(
+        self, known_names: Collection[str] | None = None, *, options: ParserOptions | None = None
+    ) -> None:
+        super().__init__(known_names, options=options)
+        self._mode = "text"  # text | action | list | object | broken | end | after
+        self._reader = CallObjectReader(NAME, ARGS)
+        self._scan_from = 0
+
+    def _read(self, final: bool) -> None:
+        while True:
+            step = {
+                "text": self._in_text,
+                "action": self._in_action,
+                "list": self._in_list,
+                "object": self._in_object,
+                "broken": self._in_broken,
+                "end": self._in_end,
+                "after": self._in_after,
+            }[self._mode]
+            if not step(final):
+                return
+
+    def _in_text(self, final: bool) -> bool:
+        found = find_near(self.buf, TEXT_MARKERS, self._at)
+        if found is None:
+            self._text_to(self._certain(TEXT_MARKERS, final))
+            return False
+        index, marker = found
+        self._text_to(index)
+        self._at += len(marker)
+        if marker == START_ACTION:
+            self._mode = "action"
+        return True
+
+    def _in_action(self, final: bool) -> bool:
+        """Just after `<|START_ACTION|>`: the list of calls (or one call without a list)."""
+        if not self._skip_whitespace():
+            return False
+        if self._starts("["):
+            self._at += 1
+            self._mode = "list"
+        elif self._starts("{"):
+            self._mode = "list"
+        elif self._starts(END_ACTION):
+            self._mode = "end"  # an empty action
+        elif self._may_become(END_ACTION) and not final:
+            return False
+        else:
+            self._open_broken()
+        return True
+
+    def _in_list(self, final: bool) -> bool:
+        """Between the calls of an action."""
+        if not self._skip_whitespace():
+            return False
+        if self._starts("{"):
+            self._reader = CallObjectReader(NAME, ARGS)
+            self._mode = "object"
+        elif self._starts(","):
+            self._at += 1
+        elif self._starts("]"):
+            self._at += 1
+            self._mode = "end"
+        elif self._starts(END_ACTION):
+            self._mode = "end"  # the list was not closed
+        elif self._may_become(END_ACTION) and not final:
+            return False
+        else:
+            self._open_broken()
+        return True
+
+    def _in_object(self, final: bool) -> bool:
+        reader = self._reader
+        end, fed, stopped = feed_until(reader, self.buf, STOPS, final, self._at)
+        self._at = fed if end is None else end
+        if reader.name is not None:
+            self._call_started(reader.name, reader.call_id)
+            self._call_progress(reader)
+        if end is None:
+            if not stopped and not final:
+                return False
+            name = reader.name or "unknown"
+            self._call_started(name, reader.call_id)
+            self._call_done(ToolCall(name, {}, parse_error=_cut_off(reader.scanner.raw)))
+            self._mode = "end"
+            return True
+        value, ok = reader.value()
+        self._call_done(_call_of(value, ok, reader))
+        self._mode = "list"
+        return True
+
+    def _open_broken(self) -> None:
+        self._scan_from = 0
+        self._mode = "broken"
+
+    def _in_broken(self, final: bool) -> bool:
+        """An action that is not a list of call objects: one call with an error, up to
+        `<|END_ACTION|>`."""
+        at = self.buf.find(END_ACTION, self._at + self._scan_from)
+        if at < 0 and not final:
+            self._scan_from = self._certain(STOPS, final) - self._at
+            return False
+        end = at if at >= 0 else len(self.buf)
+        body = self.buf[self._at : end]
+        self._at = end
+        self._scan_from = 0
+        self._call_started("unknown")
+        self._call_done(ToolCall("unknown", {}, parse_error=_not_calls(body)))
+        self._mode = "end"
+        return True
+
+    def _in_end(self, final: bool) -> bool:
+        """`<|END_ACTION|>`, if written."""
+        if not self._skip_whitespace():
+            return False
+        if self._starts(END_ACTION):
+            self._at += len(END_ACTION)
+        elif self._may_become(END_ACTION) and not final:
+            return False
+        self._mode = "after"
+        return True
+
+    def _in_after(self, final: bool) -> bool:
+        """After an action its whitespace is dropped; what follows is text again."""
+        if not self._skip_whitespace():
+            return False
+        self._mode = "text"
+        return True
+
+
+def _call_of(value: Any, ok: bool, reader: CallObjectReader) -> ToolCall:
+    name = reader.name or "unknown"
+    if isinstance(value, dict) and isinstance(value.get("tool_name"), str) and value["tool_name"]:
+        name = value["tool_name"]
+        obj: dict[str, Any] = {"name": name, "arguments": value.get("parameters", {})}
+        call_id = value.get("tool_call_id")
+        if isinstance(call_id, str | int) and not isinstance(call_id, bool) and str(call_id):
+            obj["id"] = str(call_id)
+        call = call_from_object(obj)
+        if call is not None:
+            return call
+    return ToolCall(name, {}, parse_error=_not_calls(reader.scanner.raw, json_ok=ok))
+
+
+def _cut_off(raw: str) -> str:
+    return (
+        f"the tool call was cut off before it ended: {raw.strip()[:300]!r}"
+        " (write the whole call, then <|END_ACTION|>)"
+    )
+
+
+def _not_calls(body: str, *, json_ok: bool = False) -> str:
+    what = "a call object like" if json_ok else "valid JSON; write"
+    return (
+        f"could not read the tool call: {body.strip()[:300]!r} is not {what}"
+        ' {"tool_call_id": "0", "tool_name": ..., "parameters": {...}}'
+    )

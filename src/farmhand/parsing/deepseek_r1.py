@@ -1,0 +1,235 @@
+"""DeepSeek R1 tool calls (and its distills): `<think>` reasoning, then
+
+    <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME
+    ```json
+    {args}
+    ```<｜tool▁call▁end｜>...<｜tool▁calls▁end｜>
+
+The block opener has variants models write (`<｜tool▁calls｜>`, and the spellings llama.cpp
+accepts with `_` or spaces for `▁`), the fence may lack its newlines, and a call may lack
+`<｜tool▁call▁begin｜>` or `function`. Text before the block is kept as written; whitespace
+after the block is dropped and the rest is text again.
+
+Inside a block the tokens are a call whatever follows: arguments that cannot be read become a
+call with a parse error, so the model is told.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+from farmhand.messages import ToolCall
+from farmhand.parsing.base import CursorParser, ParserOptions, call_from_object
+from farmhand.parsing.scan import JsonScanner, feed_until, find_bounded, find_near, loads
+
+CALLS_BEGIN = (
+    "<｜tool▁calls▁begin｜>",
+    "<｜tool_calls_begin｜>",
+    "<｜tool calls begin｜>",
+    "<｜tool\\_calls\\_begin｜>",
+    "<｜tool▁calls｜>",
+)
+CALLS_END = "<｜tool▁calls▁end｜>"
+CALL_BEGIN = "<｜tool▁call▁begin｜>"
+CALL_END = "<｜tool▁call▁end｜>"
+SEP = "<｜tool▁sep｜>"
+FUNCTION_SEP = "function" + SEP
+FENCE = "```"
+OPENERS = (*CALLS_BEGIN, CALL_BEGIN)
+CLOSERS = (FENCE, CALL_END)
+# Where a call's body ends for sure: JSON never holds these tokens.
+STOPS = (CALL_END, CALLS_END)
+# What ends the head line `function<｜tool▁sep｜>NAME`.
+HEAD_ENDS = ("\n", FENCE, "{", *STOPS)
+# A head longer than this is not a name: the call is broken.
+HEAD_LIMIT = 256
+
+
+class DeepSeekR1Parser(CursorParser):
+    family = "deepseek_r1"
+    assistant_start = ("<｜Assistant｜>",)
+
+    def __init__(
+        self, known_names: Collection[str] | None = None, *, options: ParserOptions | None = None
+    ) -> None:
+        super().__init__(known_names, options=options)
+        self._mode = "text"  # text | block | head | fence | args | broken | close | after
+        self._name = ""  # of the call being read
+        self._args: JsonScanner | None = None
+        self._scan_from = 0  # how far past the cursor a search already looked
+        self._closer = 0  # which of CLOSERS is looked for next
+
+    def _read(self, final: bool) -> None:
+        while True:
+            step = {
+                "text": self._in_text,
+                "block": self._in_block,
+                "head": self._in_head,
+                "fence": self._in_fence,
+                "args": self._in_args,
+                "broken": self._in_broken,
+                "close": self._in_close,
+                "after": self._in_after,
+            }[self._mode]
+            if not step(final):
+                return
+
+    def _in_text(self, final: bool) -> bool:
+        found = find_near(self.buf, OPENERS, self._at)
+        if found is None:
+            self._text_to(self._certain(OPENERS, final))
+            return False
+        index, marker = found
+        self._text_to(index)
+        self._at += len(marker)
+        self._mode = "head" if marker == CALL_BEGIN else "block"
+        return True
+
+    def _in_block(self, final: bool) -> bool:
+        """Between calls inside a block: the next call, the block's end, or neither."""
+        if not self._skip_whitespace():
+            return False
+        for token, mode in ((CALL_BEGIN, "head"), (CALL_END, "block"), (CALLS_END, "after")):
+            if self._starts(token):
+                self._at += len(token)
+                self._mode = mode
+                return True
+        if self._starts(FUNCTION_SEP) or self._starts(SEP):
+            self._mode = "head"
+            return True
+        expected = (CALL_BEGIN, CALL_END, CALLS_END, FUNCTION_SEP, SEP)
+        if not final and any(self._may_become(t) for t in expected):
+            return False
+        self._mode = "text"  # the block ended without its closing token
+        return True
+
+    def _in_head(self, final: bool) -> bool:
+        """`function<｜tool▁sep｜>NAME` up to the end of its line."""
+        start = self._at
+        found = find_bounded(self.buf, HEAD_ENDS, start + self._scan_from, start + HEAD_LIMIT + 1)
+        if found is None:
+            possible = self._certain(HEAD_ENDS, final=False)
+            if not final and possible - start <= HEAD_LIMIT:
+                self._scan_from = possible - start
+                return False
+            self._name = ""
+            self._open_broken()  # no name line: the call cannot be read
+            return True
+        index, marker = found
+        self._scan_from = 0
+        line = self.buf[start:index]
+        if SEP in line:
+            line = line[line.rindex(SEP) + len(SEP) :]
+        self._name = line.strip()
+        if not self._name:
+            self._open_broken()
+            return True
+        self._at = index + 1 if marker == "\n" else index
+        self._call_started(self._name)
+        if marker in STOPS:  # no arguments written: a call that takes none
+            self._call_done(ToolCall(self._name, {}))
+            self._mode = "close"
+        else:
+            self._mode = "fence"
+        return True
+
+    def _in_fence(self, final: bool) -> bool:
+        """The ```json line that opens the arguments, if written."""
+        if not self._skip_whitespace():
+            return False
+        if self._starts(FENCE):
+            word = self._at + len(FENCE)
+            limit = min(len(self.buf), self._at + HEAD_LIMIT)
+            while word < limit and self.buf[word].isalpha():
+                word += 1
+            if word == len(self.buf) and word - self._at < HEAD_LIMIT and not final:
+                return False  # the language word may go on
+            self._at = word
+        elif self._may_become(FENCE) and not final:
+            return False
+        self._args = JsonScanner()
+        self._mode = "args"
+        return True
+
+    def _in_args(self, final: bool) -> bool:
+        args = self._args
+        assert args is not None
+        end, fed, stopped = feed_until(args, self.buf, STOPS, final, self._at)
+        if args.invalid:
+            self._at = fed
+            self._open_broken()
+            return True
+        self._at = fed if end is None else end
+        self._call_progress(args)
+        if end is None:
+            if not stopped and not final:
+                return False
+            # The call ended (or the output did) inside the JSON.
+            self._call_done(ToolCall(self._name, {}, parse_error=_cut_off(self._name, args.raw)))
+            self._mode = "close"
+            return True
+        value, ok = loads(args.raw)
+        call = call_from_object({"name": self._name, "arguments": value}) if ok else None
+        self._call_done(
+            call or ToolCall(self._name, {}, parse_error=_not_json(self._name, args.raw))
+        )
+        self._mode = "close"
+        return True
+
+    def _open_broken(self) -> None:
+        self._scan_from = 0
+        self._mode = "broken"
+
+    def _in_broken(self, final: bool) -> bool:
+        """A call whose name or arguments cannot be read: it lasts to its closing token."""
+        found = find_near(self.buf, STOPS, self._at + self._scan_from)
+        if found is None and not final:
+            self._scan_from = self._certain(STOPS, final) - self._at
+            return False
+        end = found[0] if found else len(self.buf)
+        body = self.buf[self._at : end]
+        self._at = end
+        self._scan_from = 0
+        name = self._name or "unknown"
+        self._call_started(name)
+        self._call_done(ToolCall(name, {}, parse_error=_not_json(self._name, body)))
+        self._mode = "close"
+        return True
+
+    def _in_close(self, final: bool) -> bool:
+        """After a call's arguments: the closing fence and `<｜tool▁call▁end｜>`, if written."""
+        while self._closer < len(CLOSERS):
+            if not self._skip_whitespace() and not final:
+                return False
+            closer = CLOSERS[self._closer]
+            if self._starts(closer):
+                self._at += len(closer)
+            elif self._may_become(closer) and not final:
+                return False
+            self._closer += 1
+        self._closer = 0
+        self._mode = "block"
+        return True
+
+    def _in_after(self, final: bool) -> bool:
+        """After the block: its trailing whitespace is dropped, the rest is text."""
+        if not self._skip_whitespace() and not final:
+            return False
+        self._mode = "text"
+        return True
+
+
+def _cut_off(name: str, raw: str) -> str:
+    return (
+        f"the arguments of {name} were cut off before they ended: {raw.strip()[:300]!r}"
+        " (write the whole JSON object, then ```<｜tool▁call▁end｜>)"
+    )
+
+
+def _not_json(name: str, body: str) -> str:
+    body = body.strip().removesuffix(FENCE).strip()
+    what = f"the arguments of {name}" if name else "the tool call"
+    return (
+        f"could not read {what}: {body[:300]!r} is not a JSON object"
+        " (write function<｜tool▁sep｜>NAME, then the arguments as ```json\\n{...}\\n```)"
+    )

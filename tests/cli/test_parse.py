@@ -1,0 +1,83 @@
+"""`farmhand parse`: raw model output on stdin, the parsed message as JSON on stdout."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.parsing.corpus import CORPUS
+from typer.testing import CliRunner
+
+from farmhand.cli.main import app
+
+runner = CliRunner()
+
+
+def parse(stdin: str, *args: str) -> dict[str, object]:
+    result = runner.invoke(app, ["parse", *args], input=stdin)
+    assert result.exit_code == 0, result.output
+    parsed: dict[str, object] = json.loads(result.stdout)
+    return parsed
+
+
+def test_default_family_reads_hermes_calls_and_reasoning() -> None:
+    call = '{"name": "ls", "arguments": {"path": "."}}'
+    out = parse(f"<think>plan</think>Checking.<tool_call>{call}</tool_call>")
+    assert out == {
+        "family": "hermes_2_pro",
+        "content": "Checking.",
+        "reasoning_content": "plan",
+        "tool_calls": [{"name": "ls", "arguments": {"path": "."}}],
+    }
+
+
+def test_family_by_corpus_slug_and_alias() -> None:
+    assert parse("hello", "--family", "hermes_2_pro")["family"] == "hermes_2_pro"
+    assert parse("hello", "--family", "qwen")["family"] == "hermes_2_pro"
+
+
+def test_family_detected_from_a_template_file() -> None:
+    template = CORPUS / "templates" / "Qwen-Qwen2.5-7B-Instruct.jinja"
+    assert parse("hi", "--template", str(template))["family"] == "hermes_2_pro"
+
+
+def test_family_guessed_from_a_model_name() -> None:
+    assert parse("hi", "--model", "Qwen2.5-7B-Instruct")["family"] == "hermes_2_pro"
+
+
+def test_stream_prints_events_then_the_message() -> None:
+    result = runner.invoke(
+        app,
+        ["parse", "--stream"],
+        input='Hi <tool_call>{"name": "ls", "arguments": {}}</tool_call>',
+    )
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.strip().splitlines()
+    first = json.loads(lines[0])
+    assert first == {"content": "Hi "}
+    assert {"tool_call": {"name": "ls", "arguments": {}}} in [
+        json.loads(line) for line in lines if line.startswith('{"')
+    ]
+
+
+def test_tools_restrict_what_bare_json_can_call() -> None:
+    text = '{"name": "rm", "arguments": {}}'
+    assert parse(text, "--tools", "ls")["tool_calls"] == []
+    assert parse(text, "--tools", "ls")["content"] == text
+    assert parse(text, "--tools", "rm")["tool_calls"] == [{"name": "rm", "arguments": {}}]
+
+
+def test_a_malformed_call_shows_its_error() -> None:
+    out = parse('<tool_call>{"name": "ls", "arguments": {"path": </tool_call>')
+    calls = out["tool_calls"]
+    assert isinstance(calls, list) and "could not read the tool call" in calls[0]["error"]
+
+
+def test_bad_options_are_one_line_errors(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["parse", "--family", "nope"], input="x")
+    assert result.exit_code == 1
+    assert "unknown tool parser 'nope'" in result.output
+    result = runner.invoke(app, ["parse", "--family", "qwen", "--model", "x"], input="x")
+    assert result.exit_code == 1 and "only one of" in result.output
+    result = runner.invoke(app, ["parse", "--template", str(tmp_path / "none.jinja")], input="x")
+    assert result.exit_code == 1 and "cannot read" in result.output

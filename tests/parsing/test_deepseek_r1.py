@@ -1,0 +1,215 @@
+"""The DeepSeek R1 parser: `<think>` reasoning, and calls between its tool-call tokens."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from farmhand.messages import StreamEvent, TextDelta, ToolCallDelta, ToolCallEvent
+from farmhand.parsing.base import ParsedMessage, ParserOptions
+from farmhand.parsing.deepseek_r1 import DeepSeekR1Parser
+
+BEGIN = "<｜tool▁calls▁begin｜>"
+END = "<｜tool▁calls▁end｜>"
+WS = " \t\r\n"
+
+
+def call(name: str, args: str, *, newline: bool = True, begin: bool = True) -> str:
+    """One call as the template writes it (`newline`: before the closing fence)."""
+    head = "<｜tool▁call▁begin｜>" if begin else ""
+    tail = "\n```" if newline else "```"
+    return f"{head}function<｜tool▁sep｜>{name}\n```json\n{args}{tail}<｜tool▁call▁end｜>"
+
+
+def events_of(text: str, pieces: list[str] | None = None, **options: Any) -> list[StreamEvent]:
+    parser = DeepSeekR1Parser(options=ParserOptions(**options))
+    events: list[StreamEvent] = []
+    for piece in pieces if pieces is not None else [text]:
+        events += parser.feed(piece)
+    return events + parser.finish()
+
+
+def parse(text: str, pieces: list[str] | None = None, **options: Any) -> dict[str, Any]:
+    return ParsedMessage.from_events(events_of(text, pieces, **options)).to_json()
+
+
+def test_plain_text_is_content_and_streams_at_once() -> None:
+    parser = DeepSeekR1Parser()
+    assert parser.feed("Hello, ") == [TextDelta("Hello, ")]
+    assert parser.feed("world <｜tool") == [TextDelta("world ")]  # may be a call token
+    assert parser.feed("ing>") == [TextDelta("<｜tooling>")]
+    assert parser.finish() == []
+
+
+def test_one_call() -> None:
+    message = parse(BEGIN + call("get_weather", '{"city": "Paris"}') + END)
+    assert message == {
+        "content": "",
+        "reasoning_content": "",
+        "tool_calls": [{"name": "get_weather", "arguments": {"city": "Paris"}}],
+    }
+
+
+def test_several_calls_in_one_block() -> None:
+    text = BEGIN + call("a", '{"x": 1}') + "\n" + call("b", '{"code": "```py\\n```"}') + END
+    assert parse(text)["tool_calls"] == [
+        {"name": "a", "arguments": {"x": 1}},
+        {"name": "b", "arguments": {"code": "```py\n```"}},
+    ]
+
+
+def test_text_before_the_block_is_kept_and_after_it_is_text() -> None:
+    message = parse("Let me check.\n\n" + BEGIN + call("f", "{}") + END + "\n\nDone.")
+    assert message["content"] == "Let me check.\n\nDone."
+    assert [c["name"] for c in message["tool_calls"]] == ["f"]
+
+
+def test_variants_models_write() -> None:
+    text = "<｜tool▁calls｜>" + call("f", '{"a": 1}', newline=False, begin=False) + END
+    assert parse(text)["tool_calls"] == [{"name": "f", "arguments": {"a": 1}}]
+    bare = '<｜tool▁call▁begin｜>f\n{"a": 1}<｜tool▁call▁end｜> ok'
+    assert parse(bare) == {
+        "content": "ok",
+        "reasoning_content": "",
+        "tool_calls": [{"name": "f", "arguments": {"a": 1}}],
+    }
+
+
+@pytest.mark.parametrize(
+    ("options", "content", "reasoning"),
+    [
+        ({}, "Hi", "plan"),
+        ({"reasoning_in_content": True}, "<think>plan</think>Hi", ""),
+        ({"reasoning_format": "none"}, "<think>plan</think>\nHi", ""),
+    ],
+)
+def test_reasoning(options: dict[str, Any], content: str, reasoning: str) -> None:
+    message = parse("<think>plan</think>\nHi", **options)
+    assert (message["content"], message["reasoning_content"]) == (content, reasoning)
+
+
+def test_reasoning_when_the_prompt_opened_it() -> None:
+    text = "plan</think>\n" + BEGIN + call("f", "{}") + END
+    message = parse(text, thinking_forced_open=True)
+    assert message["reasoning_content"] == "plan"
+    assert message["content"] == ""
+    assert [c["name"] for c in message["tool_calls"]] == ["f"]
+
+
+def test_a_call_streams_its_name_then_its_arguments() -> None:
+    parser = DeepSeekR1Parser()
+    assert parser.feed(BEGIN + "<｜tool▁call▁begin｜>function<｜tool▁sep｜>f") == []
+    assert parser.feed("\n```json\n") == [ToolCallDelta(0, name="f")]
+    assert parser.feed('{"a": [1, ') == [ToolCallDelta(0, arguments='{"a":[1,')]
+    [done] = parser.feed("2]}\n```<｜tool▁call▁end｜>")[-1:]
+    assert isinstance(done, ToolCallEvent) and done.call.arguments == {"a": [1, 2]}
+
+
+def test_output_cut_off_inside_a_call_is_a_call_with_an_error() -> None:
+    [got] = parse(BEGIN + '<｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n{"a": ')[
+        "tool_calls"
+    ]
+    assert got["name"] == "f" and got["arguments"] == {}
+    assert "cut off" in got["error"] and '{"a":' in got["error"]
+
+
+@pytest.mark.parametrize("args", ["{a: 1}", "not json", '["a"]'])
+def test_unreadable_arguments_are_a_call_with_an_error(args: str) -> None:
+    message = parse(BEGIN + call("f", args) + END + "after")
+    [got] = message["tool_calls"]
+    assert (got["name"], got["arguments"]) == ("f", {})
+    assert got["error"]
+    assert message["content"] == "after"  # no call markup leaks into the text
+
+
+def test_parallel_off_keeps_the_first_call_and_drops_the_markup_of_the_rest() -> None:
+    text = "x" + BEGIN + call("a", "{}") + call("b", "{}") + END
+    message = parse(text, parallel_tool_calls=False)
+    assert message["content"] == "x"
+    assert [c["name"] for c in message["tool_calls"]] == ["a"]
+
+
+def test_parse_tool_calls_off_leaves_everything_as_text() -> None:
+    text = BEGIN + call("f", "{}") + END
+    assert parse(text, parse_tool_calls=False)["content"] == text
+
+
+# Properties, on generated outputs.
+
+_plain = st.text(st.characters(blacklist_characters="<｜`"), max_size=12)
+_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=6),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner),
+    max_leaves=5,
+)
+_args = st.dictionaries(st.text(max_size=5), _values, max_size=3)
+_calls = st.lists(
+    st.tuples(st.sampled_from(["f", "get_weather"]), _args, st.booleans(), st.booleans()),
+    min_size=1,
+    max_size=3,
+)
+
+
+@st.composite
+def _outputs(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
+    """A well-formed reply and the message it means."""
+    reasoning, pre, post = draw(_plain), draw(_plain), draw(_plain)
+    thinks = bool(reasoning.strip(WS))
+    calls = draw(_calls)
+    block = BEGIN + "\n".join(call(n, json.dumps(a), newline=nl, begin=b) for n, a, nl, b in calls)
+    text = (f"<think>{reasoning}</think>" if thinks else "") + pre + block + END + post
+    expected = {
+        "content": (pre.lstrip(WS) if thinks else pre) + post.lstrip(WS),
+        "reasoning_content": reasoning.strip(WS),
+        "tool_calls": [{"name": n, "arguments": a} for n, a, _, _ in calls],
+    }
+    return text, expected
+
+
+@settings(max_examples=40, deadline=None)
+@given(_outputs())
+def test_generated_outputs_parse_as_meant_however_they_are_split(
+    output: tuple[str, dict[str, Any]],
+) -> None:
+    text, expected = output
+    assert parse(text) == expected
+    assert parse(text, list(text)) == expected
+    for i in range(len(text) + 1):
+        assert parse(text, [text[:i], text[i:]]) == expected
+
+
+_markup = st.sampled_from(
+    [BEGIN, END, "<｜tool▁calls｜>", "<｜tool▁call▁begin｜>", "<｜tool▁call▁end｜>",
+     "function<｜tool▁sep｜>f\n", "```json\n", "```", "<think>", "</think>", "{", "}", '"', "\n"]
+)  # fmt: skip
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    output=_outputs(),
+    cut=st.integers(0, 10_000),
+    noise=st.lists(st.tuples(st.integers(0, 10_000), _markup | st.text(max_size=4)), max_size=4),
+)
+def test_damaged_outputs_parse_the_same_however_they_are_split(
+    output: tuple[str, dict[str, Any]], cut: int, noise: list[tuple[int, str]]
+) -> None:
+    text = output[0]
+    for at, piece in noise:
+        at %= len(text) + 1
+        text = text[:at] + piece + text[at:]
+    text = text[: cut % (len(text) + 1)]
+    whole = parse(text)
+    assert parse(text, list(text)) == whole
+    for i in range(0, len(text) + 1, 3):
+        assert parse(text, [text[:i], text[i:]]) == whole
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_markup | st.text(max_size=8), max_size=12).map("".join), st.booleans())
+def test_arbitrary_text_never_raises(text: str, forced: bool) -> None:
+    message = parse(text, thinking_forced_open=forced)
+    assert isinstance(message["content"], str)
