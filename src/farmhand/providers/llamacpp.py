@@ -3,6 +3,14 @@
 Generation runs in a worker thread (llama.cpp blocks) and streams tokens back through a
 memory stream; the model's own chat template renders the prompt and a tool-call parser
 picked for that template reads the calls back out of the text.
+
+Constrained decoding (`providers/grammar.py`): a turn with tool_choice required or a named
+function, or any turn offering tools when the provider is built with `constrained=True`,
+samples under a grammar that admits only calls of the offered tools with schema-valid
+arguments, in the Hermes `<tool_call>` format. That format is what the grammar writes, so it
+applies only to chat templates that use it, or when the caller asks for it explicitly with
+`grammar_tools` (the prompt-based strategy, which describes the tools in the system prompt
+instead of rendering them through the template).
 """
 
 from __future__ import annotations
@@ -12,17 +20,22 @@ import os
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from contextlib import aclosing
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.to_thread
 
 from farmhand.errors import ModelError, ProviderError
 from farmhand.messages import Finish, Message, StreamEvent, ToolCallEvent, Usage
-from farmhand.parsing.registry import parser_for
+from farmhand.parsing.base import ParserOptions
+from farmhand.parsing.registry import detect_family, parser_for, prefill_of, resolve_family
 from farmhand.prompting.templates import render_chat_template
 from farmhand.providers.base import GenerationSettings
+from farmhand.providers.grammar import OPEN_TAG, GrammarCache, grammar_spec, llama_grammar_check
 from farmhand.tools.definition import ToolDefinition
+
+if TYPE_CHECKING:
+    from llama_cpp.llama_grammar import LlamaGrammar
 
 DEFAULT_N_CTX = 4096
 DEFAULT_TEMPERATURE = 0.2
@@ -57,7 +70,10 @@ def load_llama(
 
 
 class LlamaCppProvider:
+    """`constrained`: constrain tool_choice auto turns too (required and named always are)."""
+
     name = "llamacpp"
+    accepts_grammar_tools = True  # see providers.grammar.GrammarTarget
 
     def __init__(
         self,
@@ -66,6 +82,8 @@ class LlamaCppProvider:
         model_name: str = "embedded",
         chat_template: str | None = None,
         default_temperature: float = DEFAULT_TEMPERATURE,
+        constrained: bool = False,
+        tool_parser: str | None = None,
     ) -> None:
         self.llama = llama
         self.model_name = model_name
@@ -76,6 +94,14 @@ class LlamaCppProvider:
         self._lock = anyio.Lock()  # one generation at a time: a llama context is not shared
         self._special = _special_tokens(llama)
         self._is_end = _end_of_generation_check(llama)
+        self.constrained = constrained
+        # The family its tool calls are read in: from config, else from its chat template.
+        self.tool_family = (
+            resolve_family(tool_parser)
+            if tool_parser
+            else detect_family(self.chat_template, model_name)
+        )
+        self._grammars = GrammarCache(llama_grammar_check(llama))
 
     def render(self, messages: Sequence[Message], tools: Sequence[ToolDefinition]) -> str:
         return render_chat_template(
@@ -91,10 +117,29 @@ class LlamaCppProvider:
         messages: Sequence[Message],
         tools: Sequence[ToolDefinition],
         settings: GenerationSettings,
+        *,
+        grammar_tools: Sequence[ToolDefinition] | None = None,
     ) -> AsyncIterator[StreamEvent]:
-        offered = [] if settings.tool_choice == "none" else list(tools)
+        """One model turn. `grammar_tools`: the tools calls may name when they are not the
+        ones rendered through the chat template (the prompt-based strategy passes `tools=[]`
+        and its tools here); the turn is then constrained in the Hermes format whatever the
+        template, and the calls are read back with those names."""
+        none = settings.tool_choice == "none"
+        offered = [] if none else list(tools)
+        callable_tools = offered if grammar_tools is None or none else list(grammar_tools)
         prompt = self.render(messages, offered)
-        parser = parser_for(self.chat_template, self.model_name, [t.name for t in offered])
+        grammar = self._grammar(callable_tools, settings, explicit=grammar_tools is not None)
+        # A grammar writes Hermes-style calls, whatever the model's own family is.
+        family = "hermes_2_pro" if grammar is not None else self.tool_family
+        parser = parser_for(
+            None,
+            None,
+            [t.name for t in callable_tools],
+            family=family,
+            options=ParserOptions(parallel_tool_calls=settings.parallel_tool_calls),
+        )
+        # What the prompt already wrote of the reply (e.g. an opened <think>) is read first.
+        opening = parser.feed(prefill_of(family, prompt))
         async with self._lock:
             prompt_tokens = self.llama.tokenize(prompt.encode(), add_bos=False, special=True)
             budget = self.llama.n_ctx() - len(prompt_tokens)
@@ -103,11 +148,14 @@ class LlamaCppProvider:
                     f"the conversation ({len(prompt_tokens)} tokens) does not fit the context"
                     f" window ({self.llama.n_ctx()} tokens); raise n_ctx or shorten the input"
                 )
-            default_max = TOOL_TURN_MAX_TOKENS if offered else budget
+            default_max = TOOL_TURN_MAX_TOKENS if callable_tools else budget
             max_tokens = min(settings.max_tokens or default_max, budget)
             completion_tokens = 0
             calls = _CallsOfTurn()
-            async with aclosing(self._generate(prompt_tokens, max_tokens, settings)) as pieces:
+            for event in calls.admit(opening):
+                yield event
+            generation = self._generate(prompt_tokens, max_tokens, settings, grammar)
+            async with aclosing(generation) as pieces:
                 async for piece, count in pieces:
                     completion_tokens = count
                     for event in calls.admit(parser.feed(piece)):
@@ -121,8 +169,26 @@ class LlamaCppProvider:
             "tool_calls" if calls.seen else reason, Usage(len(prompt_tokens), completion_tokens)
         )
 
+    def _grammar(
+        self, tools: Sequence[ToolDefinition], settings: GenerationSettings, *, explicit: bool
+    ) -> LlamaGrammar | None:
+        """The grammar this turn samples under, or None."""
+        spec = grammar_spec(tools, settings, constrain_auto=self.constrained)
+        if spec is None or not (explicit or OPEN_TAG in (self.chat_template or "")):
+            return None
+        built = self._grammars.get(spec)
+        if built is None:
+            return None
+        from llama_cpp.llama_grammar import LlamaGrammar
+
+        return LlamaGrammar.from_string(built.text, verbose=False)
+
     async def _generate(
-        self, prompt_tokens: list[int], max_tokens: int, settings: GenerationSettings
+        self,
+        prompt_tokens: list[int],
+        max_tokens: int,
+        settings: GenerationSettings,
+        grammar: LlamaGrammar | None = None,
     ) -> AsyncGenerator[tuple[str, int], None]:
         """Yield (text, tokens so far). Each token is computed in a worker thread (llama.cpp
         blocks), one step at a time, so stopping early is just not asking for the next."""
@@ -131,7 +197,7 @@ class LlamaCppProvider:
         )
         if settings.seed is not None:
             self.llama.set_seed(settings.seed)
-        tokens = self.llama.generate(prompt_tokens, temp=temperature, reset=True)
+        tokens = self.llama.generate(prompt_tokens, temp=temperature, reset=True, grammar=grammar)
         decoder = codecs.getincrementaldecoder("utf-8")("replace")
         count = 0
         try:

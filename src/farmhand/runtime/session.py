@@ -12,6 +12,7 @@ from farmhand.errors import ConfigError
 from farmhand.messages import Message
 from farmhand.providers.base import Provider
 from farmhand.runtime.executor import ToolRouter
+from farmhand.tools.definition import ToolDefinition
 from farmhand.toolsets.base import Toolset
 from farmhand.toolsets.mcp.client import MCPToolset
 from farmhand.toolsets.wrappers import (
@@ -25,7 +26,20 @@ from farmhand.toolsets.wrappers import (
 def build_provider(
     model: ModelConfig, *, model_path: Path | None = None, progress: bool = True
 ) -> Provider:
-    """The provider a model entry names. Loads the embedded model (a few seconds)."""
+    """The provider a model entry names. Loads the embedded model (a few seconds).
+
+    `tool_call_strategy: prompt_based` wraps it in PromptBasedProvider: tools described in
+    the system prompt, `<tool_call>` tags parsed back.
+    """
+    provider = _backend(model, model_path=model_path, progress=progress)
+    if model.tool_call_strategy == "prompt_based":
+        from farmhand.prompting.prompt_based import PromptBasedProvider
+
+        return PromptBasedProvider(provider)
+    return provider
+
+
+def _backend(model: ModelConfig, *, model_path: Path | None, progress: bool) -> Provider:
     if model.provider in ("llamacpp", "embedded"):
         from farmhand.models.assemble import ensure_model
         from farmhand.models.catalog import DEFAULT_MODEL
@@ -45,6 +59,8 @@ def build_provider(
             default_temperature=DEFAULT_TEMPERATURE
             if model.temperature is None
             else model.temperature,
+            constrained=model.constrained,
+            tool_parser=model.tool_parser,
         )
     if model.provider in ("openai", "universal", "ollama"):
         from farmhand.providers.openai_compat import OpenAICompatProvider
@@ -90,6 +106,9 @@ class ChatSession:
     # Servers farmhand started for a folder the user named (--tools DIR): relative paths in
     # their calls mean the user's working directory.
     folder_servers: frozenset[str] = frozenset()
+    # Tools the caller defined and runs itself (e.g. `chat --tools-file`): calls to them
+    # end the loop and are handed back.
+    client_tools: Sequence[ToolDefinition] = ()
     router: ToolRouter = field(init=False)
     _stack: AsyncExitStack = field(init=False, default_factory=AsyncExitStack)
 
@@ -106,7 +125,9 @@ class ChatSession:
                         inner, read_only_current, "--tools gives the model read-only access"
                     )
                 toolsets.append(PrefixedToolset(inner, server.name))
-            self.router = ToolRouter(toolsets, client_tools=self.model.tool_definitions())
+            self.router = ToolRouter(
+                toolsets, client_tools=[*self.model.tool_definitions(), *self.client_tools]
+            )
             await self.router.list_tools()
         except BaseException:
             await self._stack.aclose()
@@ -129,6 +150,7 @@ def session_for(
     folder_servers: Sequence[McpServerConfig] = (),
     extra_system: str | None = None,
     model_path: Path | None = None,
+    client_tools: Sequence[ToolDefinition] = (),
     progress: bool = True,
 ) -> ChatSession:
     model = config.model(model_name)
@@ -142,4 +164,5 @@ def session_for(
         system_prompt=prompt,
         tool_timeout=config.runtime.tool_timeout,
         max_tool_rounds=config.runtime.max_tool_rounds,
+        client_tools=client_tools,
     )
