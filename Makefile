@@ -21,3 +21,5 @@ test: lint
 
 bench: setup
 	.venv/bin/python bench/embedded_tokens_per_second.py
+	.venv/bin/python bench/constrained_decoding.py
+	.venv/bin/python bench/parse_streaming.py

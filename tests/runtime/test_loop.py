@@ -277,3 +277,55 @@ async def test_a_repeat_beside_a_new_call_is_answered_from_history_not_rerun(
     tool_messages = [m.content for m in result.messages if m.role == "tool"]
     assert tool_messages[1].startswith("This exact call was already made")
     assert tool_messages[2] == "flour: 1"  # restock ran once: a rerun would have made it 2
+
+
+async def test_arguments_that_break_the_schema_are_never_run(router: ToolRouter) -> None:
+    # restock needs an integer count: the model gets told which field is wrong, and the
+    # pantry is untouched until it calls again correctly.
+    provider = ScriptedProvider(
+        [
+            Step.calls(ToolCall("kitchen:restock", {"item": "flour", "count": "many"})),
+            Step.calls(ToolCall("kitchen:restock", {"item": "flour", "count": 2})),
+            Step.text("Restocked."),
+        ]
+    )
+    result = await run_to_completion(provider, user("restock flour"), router)
+    first, second = (r.result for r in result.tool_calls)
+    assert first.is_error
+    assert "invalid arguments for kitchen:restock" in first.content
+    assert "count" in first.content
+    assert second.content == "flour: 2"  # the bad call added nothing
+
+
+async def test_a_client_tool_called_with_bad_arguments_goes_back_to_the_model(
+    router: ToolRouter,
+) -> None:
+    notify = ToolDefinition(
+        "notify",
+        "Notify the user",
+        {"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]},
+    )
+    mixed = ToolRouter(router._toolsets, client_tools=[notify])
+    good = ToolCall("notify", {"message": "hi"})
+    provider = ScriptedProvider([Step.calls(ToolCall("notify", {})), Step.calls(good)])
+    result = await run_to_completion(provider, user("notify"), mixed)
+    assert result.stop_reason == "client_tool_calls"
+    assert result.pending_calls == (good,)
+    assert "message" in result.tool_calls[0].result.content
+    assert "required" in result.tool_calls[0].result.content
+
+
+async def test_schemas_reach_the_provider_normalised(router: ToolRouter) -> None:
+    odd = ToolDefinition(
+        "odd",
+        "",
+        {
+            "type": "dict",
+            "properties": {"where": {"$ref": "#/$defs/place", "description": None}},
+            "$defs": {"place": {"type": "str"}},
+        },
+    )
+    provider = ScriptedProvider([Step.text("ok")])
+    await run_to_completion(provider, user("hi"), ToolRouter(client_tools=[odd]))
+    sent = provider.requests[0].tools[0].parameters
+    assert sent == {"type": "object", "properties": {"where": {"type": "string"}}}

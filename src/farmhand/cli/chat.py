@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -12,7 +14,8 @@ from rich.markup import escape
 
 from farmhand.cli.common import ConfigOption, console, err_console, user_errors
 from farmhand.config.loader import find_config, load_config
-from farmhand.providers.base import GenerationSettings
+from farmhand.errors import ConfigError
+from farmhand.providers.base import GenerationSettings, ToolChoice
 from farmhand.runtime.events import (
     LoopEvent,
     LoopFinished,
@@ -22,6 +25,8 @@ from farmhand.runtime.events import (
 )
 from farmhand.runtime.loop import run_loop
 from farmhand.runtime.session import ChatSession, session_for
+from farmhand.tools.definition import ToolDefinition
+from farmhand.tools.loading import load_tools
 from farmhand.toolsets.mcp.known_servers import filesystem_server
 
 RESULT_PREVIEW = 160
@@ -49,19 +54,39 @@ def chat(
     temperature: Annotated[float | None, typer.Option(help="Sampling temperature.")] = None,
     max_tokens: Annotated[int | None, typer.Option(help="Most tokens per model turn.")] = None,
     seed: Annotated[int | None, typer.Option(help="Sampling seed, for repeatable answers.")] = None,
+    tools_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--tools-file",
+            help="Tool definitions (JSON/YAML; OpenAI, Anthropic, Bedrock or Google format)."
+            " Calls to them are shown, not run.",
+            dir_okay=False,
+        ),
+    ] = None,
+    tool_choice: Annotated[
+        str,
+        typer.Option(help="auto | none | required | a tool name: whether the model must call."),
+    ] = "auto",
     config: ConfigOption = None,
 ) -> None:
     """Ask a question; the model may call tools, shown as they run."""
     with user_errors():
         cfg = load_config(find_config(config))
+        client_tools = load_tools(str(tools_file)) if tools_file else []
         session = session_for(
             cfg,
             model if model_path is None else None,
             folder_servers=[filesystem_server(tools)] if tools else [],
             model_path=model_path,
+            client_tools=client_tools,
             progress=True,
         )
-        settings = GenerationSettings(temperature=temperature, max_tokens=max_tokens, seed=seed)
+        settings = GenerationSettings(
+            temperature=temperature,
+            max_tokens=max_tokens,
+            seed=seed,
+            tool_choice=parse_tool_choice(tool_choice),
+        )
         result = anyio.run(_run, session, prompt, settings, as_json)
     if as_json:
         print(json.dumps(_json_report(result), ensure_ascii=False, indent=2))
@@ -77,6 +102,8 @@ async def _run(
 ) -> LoopFinished:
     async with session:
         try:
+            choice = check_tool_choice(settings.tool_choice, await session.router.list_tools())
+            settings = dataclasses.replace(settings, tool_choice=choice)
             async for event in run_loop(
                 session.provider,
                 session.opening(prompt),
@@ -87,6 +114,7 @@ async def _run(
                 if isinstance(event, LoopFinished):
                     if not quiet:
                         console.print()
+                        _render_pending(event)
                     return event
                 if not quiet:
                     _render(event)
@@ -109,6 +137,43 @@ def _render(event: LoopEvent) -> None:
         console.print(f"[{style}]← {err}{escape(short)}[/]")
 
 
+def parse_tool_choice(value: str) -> ToolChoice:
+    """`auto`, `none`, `required`, or a tool's name (which the model must then call)."""
+    value = value.strip()
+    if value in ("auto", "none", "required"):
+        return value  # type: ignore[return-value]
+    if not value:
+        raise ConfigError("--tool-choice needs auto, none, required or a tool name")
+    return {"type": "function", "function": {"name": value}}
+
+
+def check_tool_choice(choice: ToolChoice, tools: Sequence[ToolDefinition]) -> ToolChoice:
+    """The choice, with a named tool given its full `server:tool` name; ConfigError if it
+    names no tool or requires one when there are none."""
+    names = [t.name for t in tools]
+    if choice == "required" and not names:
+        raise ConfigError("--tool-choice required, but the model has no tools (add --tools DIR)")
+    if not isinstance(choice, dict):
+        return choice
+    wanted = choice["function"]["name"]
+    matches = [n for n in names if n == wanted] or [n for n in names if n.endswith(":" + wanted)]
+    if len(matches) != 1:
+        raise ConfigError(
+            f"--tool-choice names {wanted!r}, which is not one of the tools:"
+            f" {', '.join(names) or 'none'}"
+        )
+    return {"type": "function", "function": {"name": matches[0]}}
+
+
+def _render_pending(result: LoopFinished) -> None:
+    for call in result.pending_calls:
+        arguments = json.dumps(call.arguments, ensure_ascii=False)
+        console.print(
+            f"[cyan]→ {escape(call.name)}[/] [dim]{escape(arguments)}[/]"
+            " [yellow](not run: a tool you defined; run it and reply with its result)[/]"
+        )
+
+
 def _json_report(result: LoopFinished) -> dict[str, Any]:
     return {
         "answer": result.answer,
@@ -126,6 +191,10 @@ def _json_report(result: LoopFinished) -> dict[str, Any]:
             "completion_tokens": result.usage.completion_tokens,
             "total_tokens": result.usage.total_tokens,
         },
+        "pending_calls": [
+            {"id": call.id, "name": call.name, "arguments": call.arguments}
+            for call in result.pending_calls
+        ],
         "rounds": result.rounds,
         "stop_reason": result.stop_reason,
     }

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 from farmhand.errors import ToolError
 from farmhand.messages import ToolCall, ToolResult
 from farmhand.tools.definition import ToolDefinition
+from farmhand.tools.schema import normalize_schema, validate_arguments
 from farmhand.toolsets.base import Toolset
 from farmhand.toolsets.wrappers import SEPARATOR
 
@@ -25,6 +27,7 @@ class ToolRouter:
         self._client_tools = {t.name: t for t in client_tools}
         self._owner: dict[str, Toolset] = {}
         self._definitions: list[ToolDefinition] | None = None
+        self._by_name: dict[str, ToolDefinition] = {}
 
     async def list_tools(self) -> list[ToolDefinition]:
         if self._definitions is None:
@@ -34,12 +37,27 @@ class ToolRouter:
                     if tool.name in self._owner:
                         continue  # first toolset wins; prefixes keep servers apart
                     self._owner[tool.name] = toolset
-                    definitions.append(tool)
+                    definitions.append(_normalized(tool))
             for name, tool in self._client_tools.items():
                 if name not in self._owner:
-                    definitions.append(tool)
+                    definitions.append(_normalized(tool))
             self._definitions = definitions
+            self._by_name = {t.name: t for t in definitions}
         return self._definitions
+
+    def check(self, call: ToolCall) -> ToolCall:
+        """The call with its exposed name; if its arguments do not fit the tool's schema,
+        marked with an error that says which field is wrong, so it is never run."""
+        name = self.resolve(call.name) or call.name
+        if name != call.name:
+            call = dataclasses.replace(call, name=name)
+        definition = self._by_name.get(name)
+        if call.parse_error or definition is None:
+            return call
+        problem = validate_arguments(definition, call.arguments)
+        if problem is None:
+            return call
+        return dataclasses.replace(call, parse_error=f"invalid arguments for {name}: {problem}")
 
     def resolve(self, name: str) -> str | None:
         """The exposed name a call means: exact, or unique once the `server:` prefix is
@@ -71,3 +89,12 @@ class ToolRouter:
         except ToolError as exc:
             return ToolResult(call.id, name, f"Error: {exc}", is_error=True)
         return ToolResult(call.id, name, output.text, is_error=output.is_error)
+
+
+def _normalized(tool: ToolDefinition) -> ToolDefinition:
+    """The tool with a schema every backend accepts ($refs inlined, null descriptions and
+    python type names fixed): done once here, before any backend sees it."""
+    parameters = normalize_schema(tool.parameters)
+    return (
+        tool if parameters == tool.parameters else dataclasses.replace(tool, parameters=parameters)
+    )

@@ -31,6 +31,7 @@ from farmhand.runtime.events import (
     TurnStarted,
 )
 from farmhand.runtime.executor import ToolRouter
+from farmhand.runtime.history import repair_history
 
 DEFAULT_MAX_TOOL_ROUNDS = 10
 DEFAULT_SETTINGS = GenerationSettings()
@@ -100,7 +101,10 @@ async def run_loop(
         turn_number += 1
         yield TurnStarted(turn_number)
         turn = _Turn()
-        prompt, turn_settings = state.history, settings
+        prompt, turn_settings = repair_history(state.history), settings
+        if state.rounds and settings.tool_choice not in ("auto", "none"):
+            # A forced call is for the first turn; after its results the model may answer.
+            turn_settings = dataclasses.replace(settings, tool_choice="auto")
         if answer_only:
             prompt = _answer_prompt(state.history)
             turn_settings = dataclasses.replace(settings, tool_choice="none")
@@ -111,7 +115,7 @@ async def run_loop(
             elif isinstance(event, ReasoningDelta):
                 yield ReasoningChunk(event.text)
             elif isinstance(event, ToolCallEvent) and not answer_only:
-                turn.calls.append(_canonical(event.call, router))
+                turn.calls.append(router.check(event.call))
             elif isinstance(event, Finish):
                 state.usage += event.usage
                 turn.finish_reason = event.reason
@@ -132,8 +136,9 @@ async def run_loop(
             return
 
         state.rounds += 1
-        client_calls = [c for c in turn.calls if router.is_client_tool(c.name)]
-        server_calls = [c for c in turn.calls if not router.is_client_tool(c.name)]
+        # A client tool called with bad arguments goes back to the model, not to the client.
+        client_calls = [c for c in turn.calls if _for_client(c, router)]
+        server_calls = [c for c in turn.calls if not _for_client(c, router)]
         fresh: list[ToolCall] = []  # first of each distinct call not run before
         for call in server_calls:
             if call.key() not in state.done:
@@ -155,10 +160,8 @@ async def run_loop(
             return
 
 
-def _canonical(call: ToolCall, router: ToolRouter) -> ToolCall:
-    """Give a call the tool's full exposed name, so history and results agree."""
-    name = router.resolve(call.name)
-    return dataclasses.replace(call, name=name) if name and name != call.name else call
+def _for_client(call: ToolCall, router: ToolRouter) -> bool:
+    return router.is_client_tool(call.name) and not call.parse_error
 
 
 def _repeat_result(call: ToolCall) -> ToolResult:
