@@ -125,3 +125,17 @@ def test_convert_tool_choice_round_trip(fmt: str, choice: Any) -> None:
         return
 
     assert convert_tool_choice(native, "openai") == choice
+
+
+def test_strict_survives_the_trip_through_a_tool_definition() -> None:
+    from farmhand.tools.formats.detect import to_openai_tools
+
+    tool = {
+        "type": "function",
+        "function": {"name": "f", "parameters": {"type": "object"}, "strict": True},
+    }
+    [definition] = to_openai_tools([tool])
+    assert definition.strict is True
+    assert definition.to_openai()["function"]["strict"] is True
+    [plain] = to_openai_tools([{"name": "g", "input_schema": {"type": "object"}}])
+    assert "strict" not in plain.to_openai()["function"]

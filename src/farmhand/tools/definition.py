@@ -15,6 +15,8 @@ class ToolDefinition:
     parameters: dict[str, Any] = field(default_factory=lambda: dict(EMPTY_OBJECT_SCHEMA))
     # MCP's behaviour hints (readOnlyHint, destructiveHint, ...); never sent to a model.
     annotations: dict[str, Any] = field(default_factory=dict, compare=False)
+    # OpenAI's strict mode: the backend must keep the arguments to the schema exactly.
+    strict: bool | None = None
 
     @property
     def read_only(self) -> bool:
@@ -22,14 +24,14 @@ class ToolDefinition:
 
     def to_openai(self) -> dict[str, Any]:
         """`{"type": "function", "function": {...}}`, as OpenAI's API and chat templates take it."""
-        return {
-            "type": "function",
-            "function": {
-                "name": self.name,
-                "description": self.description,
-                "parameters": self.parameters,
-            },
+        function: dict[str, Any] = {
+            "name": self.name,
+            "description": self.description,
+            "parameters": self.parameters,
         }
+        if self.strict is not None:
+            function["strict"] = self.strict
+        return {"type": "function", "function": function}
 
     @classmethod
     def from_openai(cls, tool: dict[str, Any]) -> ToolDefinition:
@@ -39,4 +41,5 @@ class ToolDefinition:
             name=fn["name"],
             description=fn.get("description") or "",
             parameters=fn.get("parameters") or dict(EMPTY_OBJECT_SCHEMA),
+            strict=fn["strict"] if isinstance(fn.get("strict"), bool) else None,
         )

@@ -25,8 +25,7 @@ FORMAT_NAMES: tuple[FormatName, ...] = ("openai", "anthropic", "bedrock", "googl
 OpenAIToolChoice = str | dict[str, Any]
 TOOL_CHOICE_MODES = ("auto", "none", "required")
 
-# What the converters take: a ToolDefinition or an OpenAI-shaped dict (which can carry
-# `strict`, a ToolDefinition cannot).
+# What the converters take: a ToolDefinition or an OpenAI-shaped dict.
 ToolLike = ToolDefinition | Mapping[str, Any]
 
 EXPECTED_OPENAI_TOOL = '{"type": "function", "function": {"name": ..., "parameters": {...}}}'

@@ -9,6 +9,7 @@ what is wrong with it and what shapes would have worked.
 from __future__ import annotations
 
 import copy
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
@@ -226,12 +227,7 @@ def to_openai_tools(tools: object) -> list[ToolDefinition]:
             definition = ToolDefinition.from_openai(converted)
             annotations = tool.get("annotations") if fmt == "mcp" else None
             if isinstance(annotations, Mapping):
-                definition = ToolDefinition(
-                    definition.name,
-                    definition.description,
-                    definition.parameters,
-                    dict(annotations),
-                )
+                definition = dataclasses.replace(definition, annotations=dict(annotations))
             definitions.append(definition)
     return definitions
 
