@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.parsing.helpers import damaged, json_values, markup_soup, message_of, prose, splits
 
-from farmhand.messages import StreamEvent, TextDelta, ToolCallDelta, ToolCallEvent
-from farmhand.parsing.base import ParsedMessage, ParserOptions
+from farmhand.messages import TextDelta, ToolCallDelta, ToolCallEvent
 from farmhand.parsing.deepseek_r1 import DeepSeekR1Parser
 
 BEGIN = "<｜tool▁calls▁begin｜>"
@@ -25,16 +25,8 @@ def call(name: str, args: str, *, newline: bool = True, begin: bool = True) -> s
     return f"{head}function<｜tool▁sep｜>{name}\n```json\n{args}{tail}<｜tool▁call▁end｜>"
 
 
-def events_of(text: str, pieces: list[str] | None = None, **options: Any) -> list[StreamEvent]:
-    parser = DeepSeekR1Parser(options=ParserOptions(**options))
-    events: list[StreamEvent] = []
-    for piece in pieces if pieces is not None else [text]:
-        events += parser.feed(piece)
-    return events + parser.finish()
-
-
 def parse(text: str, pieces: list[str] | None = None, **options: Any) -> dict[str, Any]:
-    return ParsedMessage.from_events(events_of(text, pieces, **options)).to_json()
+    return message_of(DeepSeekR1Parser, text, pieces, **options)
 
 
 def test_plain_text_is_content_and_streams_at_once() -> None:
@@ -140,13 +132,8 @@ def test_parse_tool_calls_off_leaves_everything_as_text() -> None:
 
 # Properties, on generated outputs.
 
-_plain = st.text(st.characters(blacklist_characters="<｜`"), max_size=12)
-_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.text(max_size=6),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner),
-    max_leaves=5,
-)
-_args = st.dictionaries(st.text(max_size=5), _values, max_size=3)
+_plain = prose("<｜`", max_size=12)
+_args = st.dictionaries(st.text(max_size=5), json_values, max_size=3)
 _calls = st.lists(
     st.tuples(st.sampled_from(["f", "get_weather"]), _args, st.booleans(), st.booleans()),
     min_size=1,
@@ -177,9 +164,8 @@ def test_generated_outputs_parse_as_meant_however_they_are_split(
 ) -> None:
     text, expected = output
     assert parse(text) == expected
-    assert parse(text, list(text)) == expected
-    for i in range(len(text) + 1):
-        assert parse(text, [text[:i], text[i:]]) == expected
+    for pieces in splits(text):
+        assert parse(text, pieces) == expected
 
 
 _markup = st.sampled_from(
@@ -189,27 +175,15 @@ _markup = st.sampled_from(
 
 
 @settings(max_examples=100, deadline=None)
-@given(
-    output=_outputs(),
-    cut=st.integers(0, 10_000),
-    noise=st.lists(st.tuples(st.integers(0, 10_000), _markup | st.text(max_size=4)), max_size=4),
-)
-def test_damaged_outputs_parse_the_same_however_they_are_split(
-    output: tuple[str, dict[str, Any]], cut: int, noise: list[tuple[int, str]]
-) -> None:
-    text = output[0]
-    for at, piece in noise:
-        at %= len(text) + 1
-        text = text[:at] + piece + text[at:]
-    text = text[: cut % (len(text) + 1)]
+@given(damaged(_outputs(), _markup))
+def test_damaged_outputs_parse_the_same_however_they_are_split(text: str) -> None:
     whole = parse(text)
-    assert parse(text, list(text)) == whole
-    for i in range(0, len(text) + 1, 3):
-        assert parse(text, [text[:i], text[i:]]) == whole
+    for pieces in splits(text, every=3):
+        assert parse(text, pieces) == whole
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(_markup | st.text(max_size=8), max_size=12).map("".join), st.booleans())
+@given(markup_soup(_markup), st.booleans())
 def test_arbitrary_text_never_raises(text: str, forced: bool) -> None:
     message = parse(text, thinking_forced_open=forced)
     assert isinstance(message["content"], str)

@@ -2,51 +2,35 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.parsing.helpers import (
+    arguments,
+    call_json,
+    calls_of,
+    check_arguments_are_json,
+    deltas_of,
+    events_of,
+    names,
+    prose,
+    split_at,
+    text_of,
+    view,
+)
 
-from farmhand.messages import StreamEvent, TextDelta, ToolCall, ToolCallDelta, ToolCallEvent
-from farmhand.parsing.base import ParsedMessage, ParserOptions
+from farmhand.messages import StreamEvent
 from farmhand.parsing.firefunction import FirefunctionV2Parser
 
 
-def parse(
-    text: str, *, step: int = 0, known: set[str] | None = None, **options: Any
-) -> list[StreamEvent]:
-    parser = FirefunctionV2Parser(known, options=ParserOptions(**options))
-    events: list[StreamEvent] = []
-    size = step or max(1, len(text))
-    for i in range(0, len(text), size):
-        events += parser.feed(text[i : i + size])
-    return events + parser.finish()
+def parse(text: str, **kwargs: Any) -> list[StreamEvent]:
+    return events_of(FirefunctionV2Parser, text, **kwargs)
 
 
-def text_of(events: list[StreamEvent]) -> str:
-    return "".join(e.text for e in events if isinstance(e, TextDelta))
-
-
-def calls_of(events: list[StreamEvent]) -> list[ToolCall]:
-    return [e.call for e in events if isinstance(e, ToolCallEvent)]
-
-
-def view(events: list[StreamEvent]) -> dict[str, Any]:
-    message = ParsedMessage.from_events(events)
-    return {
-        "content": message.content,
-        "calls": [(c.name, c.arguments, c.parse_error) for c in message.tool_calls],
-    }
-
-
-def call(name: str, arguments: dict[str, Any]) -> str:
-    return json.dumps({"name": name, "arguments": arguments})
-
-
-A = call("get_weather", {"city": "Paris"})
-B = call("search", {"q": "rain"})
+A = call_json("get_weather", {"city": "Paris"})
+B = call_json("search", {"q": "rain"})
 
 
 def test_plain_text_is_text_and_streams() -> None:
@@ -80,8 +64,7 @@ def test_each_call_is_emitted_as_soon_as_it_closes() -> None:
     parser = FirefunctionV2Parser()
     events = parser.feed(f" functools[{A}, {B[:20]}")
     assert [c.name for c in calls_of(events)] == ["get_weather"]
-    deltas = [e for e in events if isinstance(e, ToolCallDelta)]
-    assert [d.name for d in deltas if d.name] == ["get_weather", "search"]
+    assert [d.name for d in deltas_of(events) if d.name] == ["get_weather", "search"]
 
 
 def test_an_element_that_is_not_a_call_is_a_parse_error() -> None:
@@ -118,7 +101,7 @@ def test_an_empty_array_is_no_call() -> None:
 
 
 def test_marked_calls_are_calls_whatever_their_name() -> None:
-    [c] = calls_of(parse(f" functools[{call('other', {})}]", known={"get_weather"}))
+    [c] = calls_of(parse(f" functools[{call_json('other', {})}]", known={"get_weather"}))
     assert c.name == "other"
 
 
@@ -128,16 +111,12 @@ def test_parallel_off_keeps_the_first_call_only() -> None:
     assert text_of(events) == ""
 
 
-names = st.sampled_from(["f", "get_weather"])
-arguments = st.dictionaries(
-    st.text(max_size=4), st.none() | st.integers() | st.text(max_size=6), max_size=3
-)
-arrays = st.lists(st.builds(call, names, arguments), max_size=3).map(
+arrays = st.lists(st.builds(call_json, names, arguments), max_size=3).map(
     lambda cs: " functools[" + ", ".join(cs) + "]"
 )
-prose = st.text(st.characters(codec="utf-8", exclude_characters="f[]"), max_size=15)
+plain = prose("f[]")
 outputs = st.lists(
-    prose | arrays | st.sampled_from(["functools", " functools[", "[", "]", "{", ",", " "]),
+    plain | arrays | st.sampled_from(["functools", " functools[", "[", "]", "{", ",", " "]),
     max_size=6,
 ).map("".join)
 
@@ -146,29 +125,22 @@ outputs = st.lists(
 @given(text=outputs, cuts=st.lists(st.integers(0, 400), max_size=5))
 def test_any_split_parses_like_the_whole(text: str, cuts: list[int]) -> None:
     whole = view(parse(text, reasoning_format="none"))
-    points = sorted({c % (len(text) + 1) for c in cuts})
-    parser = FirefunctionV2Parser(options=ParserOptions(reasoning_format="none"))
-    events: list[StreamEvent] = []
-    for a, b in zip([0, *points], [*points, len(text)], strict=True):
-        events += parser.feed(text[a:b])
-    assert view(events + parser.finish()) == whole
+    assert view(parse(text, pieces=split_at(text, cuts), reasoning_format="none")) == whole
     assert view(parse(text, step=1, reasoning_format="none")) == whole
 
 
 @settings(max_examples=150, deadline=None)
-@given(before=prose, calls=st.lists(st.tuples(names, arguments), min_size=1, max_size=3))
+@given(before=plain, calls=st.lists(st.tuples(names, arguments), min_size=1, max_size=3))
 def test_calls_after_text_are_read_back(
     before: str, calls: list[tuple[str, dict[str, Any]]]
 ) -> None:
-    text = before + " functools[" + ", ".join(call(n, a) for n, a in calls) + "]"
+    text = before + " functools[" + ", ".join(call_json(n, a) for n, a in calls) + "]"
     got = view(parse(text, step=2, reasoning_format="none"))
-    assert [(n, a) for n, a, _ in got["calls"]] == calls
+    assert [(n, a) for n, a, _, _ in got["calls"]] == calls
     assert got["content"] == before
 
 
 @settings(max_examples=200, deadline=None)
 @given(text=st.text(max_size=300) | outputs)
 def test_garbage_never_raises(text: str) -> None:
-    message = ParsedMessage.from_events(parse(text))
-    for c in message.tool_calls:
-        json.dumps(c.arguments)
+    check_arguments_are_json(parse(text))

@@ -8,54 +8,31 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.parsing.helpers import (
+    arguments,
+    arguments_text,
+    calls_of,
+    check_arguments_are_json,
+    deltas_of,
+    events_of,
+    names,
+    prose,
+    split_at,
+    text_of,
+    view,
+)
 
-from farmhand.messages import StreamEvent, TextDelta, ToolCall, ToolCallDelta, ToolCallEvent
-from farmhand.parsing.base import FamilyParser, ParsedMessage, ParserOptions
+from farmhand.messages import StreamEvent
+from farmhand.parsing.base import FamilyParser
 from farmhand.parsing.functionary import FunctionaryV31Parser, FunctionaryV32Parser
 
 
-def parse(
-    cls: type[FamilyParser],
-    text: str,
-    *,
-    step: int = 0,
-    known: set[str] | None = None,
-    **options: Any,
-) -> list[StreamEvent]:
-    parser = cls(known, options=ParserOptions(**options))
-    events: list[StreamEvent] = []
-    size = step or max(1, len(text))
-    for i in range(0, len(text), size):
-        events += parser.feed(text[i : i + size])
-    return events + parser.finish()
-
-
 def v31(text: str, **kwargs: Any) -> list[StreamEvent]:
-    return parse(FunctionaryV31Parser, text, **kwargs)
+    return events_of(FunctionaryV31Parser, text, **kwargs)
 
 
 def v32(text: str, **kwargs: Any) -> list[StreamEvent]:
-    return parse(FunctionaryV32Parser, text, **kwargs)
-
-
-def text_of(events: list[StreamEvent]) -> str:
-    return "".join(e.text for e in events if isinstance(e, TextDelta))
-
-
-def calls_of(events: list[StreamEvent]) -> list[ToolCall]:
-    return [e.call for e in events if isinstance(e, ToolCallEvent)]
-
-
-def args_text(events: list[StreamEvent]) -> str:
-    return "".join(e.arguments for e in events if isinstance(e, ToolCallDelta))
-
-
-def view(events: list[StreamEvent]) -> dict[str, Any]:
-    message = ParsedMessage.from_events(events)
-    return {
-        "content": message.content,
-        "calls": [(c.name, c.arguments, c.parse_error) for c in message.tool_calls],
-    }
+    return events_of(FunctionaryV32Parser, text, **kwargs)
 
 
 # v3.1
@@ -93,8 +70,8 @@ def test_v31_a_call_is_complete_when_its_json_closes() -> None:
 def test_v31_arguments_stream_while_written() -> None:
     parser = FunctionaryV31Parser()
     events = parser.feed('<function=f>{"path": "/tm')
-    assert [e.name for e in events if isinstance(e, ToolCallDelta) and e.name] == ["f"]
-    assert args_text(events) == '{"path":"/tm'
+    assert [d.name for d in deltas_of(events) if d.name] == ["f"]
+    assert arguments_text(events) == '{"path":"/tm'
 
 
 @pytest.mark.parametrize(
@@ -136,7 +113,7 @@ def test_v31_python_tag_is_code_for_python_to_the_end() -> None:
 def test_v31_partial_code_streams_as_llama_cpp_shows_it() -> None:
     parser = FunctionaryV31Parser()
     events = parser.feed("<|python_tag|>print('a')\n")
-    assert args_text(events) == '{"code":"print(\'a\')\\n'
+    assert arguments_text(events) == '{"code":"print(\'a\')\\n'
 
 
 def test_v31_marked_calls_are_calls_whatever_their_name() -> None:
@@ -195,7 +172,7 @@ def test_v32_python_with_json_is_a_json_call() -> None:
 def test_v32_partial_code_streams_as_partial_arguments() -> None:
     parser = FunctionaryV32Parser()
     events = parser.feed("python\n# This is a program:\nprint('hey')")
-    assert args_text(events) == '{"code":"# This is a program:\\nprint(\'hey\')'
+    assert arguments_text(events) == '{"code":"# This is a program:\\nprint(\'hey\')'
     assert calls_of(events) == []
 
 
@@ -246,21 +223,18 @@ def test_v32_parallel_off_keeps_the_first_call_only() -> None:
 
 # Properties.
 
-names = st.sampled_from(["f", "get_weather"])
-arguments = st.dictionaries(
-    st.text(max_size=4), st.none() | st.integers() | st.text(max_size=6), max_size=3
-).map(json.dumps)
-prose = st.text(st.characters(codec="utf-8", exclude_characters="<>"), max_size=15)
-v31_calls = st.builds(lambda n, a: f"<function={n}>{a}</function>", names, arguments)
+arguments_json = arguments.map(json.dumps)
+plain = prose("<>")
+v31_calls = st.builds(lambda n, a: f"<function={n}>{a}</function>", names, arguments_json)
 v31_outputs = st.lists(
-    prose
+    plain
     | v31_calls
     | st.sampled_from(["<function=", "</function>", "<|python_tag|>", "<", "{", "\n"]),
     max_size=8,
 ).map("".join)
-v32_calls = st.builds(lambda n, a: f">>>{n}\n{a}", names, arguments)
+v32_calls = st.builds(lambda n, a: f">>>{n}\n{a}", names, arguments_json)
 v32_outputs = st.lists(
-    prose
+    plain
     | v32_calls
     | st.sampled_from([">>>all\n", ">>>python\n", "all\n", ">>>", ">", "{", "\n", "f\n{"]),
     max_size=8,
@@ -268,12 +242,7 @@ v32_outputs = st.lists(
 
 
 def _split_parse(cls: type[FamilyParser], text: str, cuts: list[int]) -> dict[str, Any]:
-    points = sorted({c % (len(text) + 1) for c in cuts})
-    parser = cls(options=ParserOptions(reasoning_format="none"))
-    events: list[StreamEvent] = []
-    for a, b in zip([0, *points], [*points, len(text)], strict=True):
-        events += parser.feed(text[a:b])
-    return view(events + parser.finish())
+    return view(events_of(cls, text, pieces=split_at(text, cuts), reasoning_format="none"))
 
 
 @settings(max_examples=200, deadline=None)
@@ -293,20 +262,20 @@ def test_v32_any_split_parses_like_the_whole(text: str, cuts: list[int]) -> None
 
 
 @settings(max_examples=150, deadline=None)
-@given(parts=st.lists(st.tuples(prose, names, arguments), max_size=4))
+@given(parts=st.lists(st.tuples(plain, names, arguments_json), max_size=4))
 def test_v31_calls_between_prose_are_read_back(parts: list[tuple[str, str, str]]) -> None:
     text = "".join(f"{p}<function={n}>{a}</function>" for p, n, a in parts)
     got = view(v31(text, step=2, reasoning_format="none"))
-    assert [(n, a) for n, a, _ in got["calls"]] == [(n, json.loads(a)) for _, n, a in parts]
+    assert [(n, a) for n, a, _, _ in got["calls"]] == [(n, json.loads(a)) for _, n, a in parts]
     assert "".join(got["content"].split()) == "".join("".join(p for p, _, _ in parts).split())
 
 
 @settings(max_examples=150, deadline=None)
-@given(parts=st.lists(st.tuples(prose, names, arguments), max_size=4))
+@given(parts=st.lists(st.tuples(plain, names, arguments_json), max_size=4))
 def test_v32_calls_after_text_are_read_back(parts: list[tuple[str, str, str]]) -> None:
     text = "".join(f">>>all\n{p}>>>{n}\n{a}\n" for p, n, a in parts)
     got = view(v32(text, step=2, reasoning_format="none"))
-    assert [(n, a) for n, a, _ in got["calls"]] == [(n, json.loads(a)) for _, n, a in parts]
+    assert [(n, a) for n, a, _, _ in got["calls"]] == [(n, json.loads(a)) for _, n, a in parts]
     assert got["content"] == "".join(p for p, _, _ in parts)
 
 
@@ -314,6 +283,4 @@ def test_v32_calls_after_text_are_read_back(parts: list[tuple[str, str, str]]) -
 @given(text=st.text(max_size=300) | v31_outputs | v32_outputs)
 def test_garbage_never_raises(text: str) -> None:
     for cls in (FunctionaryV31Parser, FunctionaryV32Parser):
-        message = ParsedMessage.from_events(parse(cls, text, known={"f"}))
-        for call in message.tool_calls:
-            json.dumps(call.arguments)
+        check_arguments_are_json(events_of(cls, text, known={"f"}))

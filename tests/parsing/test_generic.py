@@ -8,22 +8,14 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.parsing.helpers import damaged, json_values, markup_soup, message_of, splits
 
-from farmhand.messages import StreamEvent, TextDelta, ToolCallDelta
-from farmhand.parsing.base import ParsedMessage, ParserOptions
+from farmhand.messages import TextDelta, ToolCallDelta
 from farmhand.parsing.generic import GenericParser
 
 
-def parse(
-    text: str, pieces: list[str] | None = None, *, finish: bool = True, **options: Any
-) -> dict[str, Any]:
-    parser = GenericParser(options=ParserOptions(**options))
-    events: list[StreamEvent] = []
-    for piece in pieces if pieces is not None else [text]:
-        events += parser.feed(piece)
-    if finish:
-        events += parser.finish()
-    return ParsedMessage.from_events(events, partial=not finish).to_json()
+def parse(text: str, pieces: list[str] | None = None, **options: Any) -> dict[str, Any]:
+    return message_of(GenericParser, text, pieces, **options)
 
 
 def test_text_that_is_not_such_json_is_content_and_streams_at_once() -> None:
@@ -125,15 +117,10 @@ def test_parallel_off_keeps_the_first_call() -> None:
 
 # Properties, on generated outputs.
 
-_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.text(max_size=6),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner),
-    max_leaves=5,
-)
 _call = st.fixed_dictionaries(
     {
         "name": st.sampled_from(["f", "special_function"]),
-        "arguments": st.dictionaries(st.text(max_size=5), _values, max_size=3),
+        "arguments": st.dictionaries(st.text(max_size=5), json_values, max_size=3),
     }
 )
 _replies = st.one_of(
@@ -161,9 +148,8 @@ def test_generated_outputs_parse_as_meant_however_they_are_split(
 ) -> None:
     text, expected = output
     assert parse(text) == expected
-    assert parse(text, list(text)) == expected
-    for i in range(len(text) + 1):
-        assert parse(text, [text[:i], text[i:]]) == expected
+    for pieces in splits(text):
+        assert parse(text, pieces) == expected
 
 
 _markup = st.sampled_from(
@@ -173,27 +159,15 @@ _markup = st.sampled_from(
 
 
 @settings(max_examples=100, deadline=None)
-@given(
-    output=_outputs(),
-    cut=st.integers(0, 10_000),
-    noise=st.lists(st.tuples(st.integers(0, 10_000), _markup | st.text(max_size=4)), max_size=4),
-)
-def test_damaged_outputs_parse_the_same_however_they_are_split(
-    output: tuple[str, dict[str, Any]], cut: int, noise: list[tuple[int, str]]
-) -> None:
-    text = output[0]
-    for at, piece in noise:
-        at %= len(text) + 1
-        text = text[:at] + piece + text[at:]
-    text = text[: cut % (len(text) + 1)]
+@given(damaged(_outputs(), _markup))
+def test_damaged_outputs_parse_the_same_however_they_are_split(text: str) -> None:
     whole = parse(text)
-    assert parse(text, list(text)) == whole
-    for i in range(0, len(text) + 1, 3):
-        assert parse(text, [text[:i], text[i:]]) == whole
+    for pieces in splits(text, every=3):
+        assert parse(text, pieces) == whole
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(_markup | st.text(max_size=8), max_size=12).map("".join))
+@given(markup_soup(_markup))
 def test_arbitrary_text_never_raises(text: str) -> None:
     message = parse(text)
     assert isinstance(message["content"], str)

@@ -3,28 +3,17 @@
 from __future__ import annotations
 
 import pytest
+from tests.parsing.helpers import calls_of, events_of, text_of
 
-from farmhand.messages import StreamEvent, TextDelta, ToolCall, ToolCallEvent
+from farmhand.messages import StreamEvent
 from farmhand.parsing.hermes import HermesParser
 
 TOOLS = {"filesystem:list_directory", "filesystem:read_file"}
 CALL = '{"name": "filesystem:list_directory", "arguments": {"path": "/tmp/x"}}'
 
 
-def parse(text: str, *, step: int = 1, known: set[str] | None = None) -> list[StreamEvent]:
-    parser = HermesParser(TOOLS if known is None else known)
-    events: list[StreamEvent] = []
-    for i in range(0, len(text), step):
-        events += parser.feed(text[i : i + step])
-    return events + parser.finish()
-
-
-def text_of(events: list[StreamEvent]) -> str:
-    return "".join(e.text for e in events if isinstance(e, TextDelta))
-
-
-def calls_of(events: list[StreamEvent]) -> list[ToolCall]:
-    return [e.call for e in events if isinstance(e, ToolCallEvent)]
+def parse(text: str, *, step: int = 1) -> list[StreamEvent]:
+    return events_of(HermesParser, text, step=step, known=TOOLS)
 
 
 @pytest.mark.parametrize("step", [1, 3, 1000])

@@ -8,47 +8,29 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.parsing.helpers import (
+    arguments_text,
+    call_json,
+    calls_of,
+    check_arguments_are_json,
+    deltas_of,
+    events_of,
+    prose,
+    split_at,
+    text_of,
+    view,
+)
 
-from farmhand.messages import StreamEvent, TextDelta, ToolCall, ToolCallDelta, ToolCallEvent
-from farmhand.parsing.base import ParsedMessage, ParserOptions
+from farmhand.messages import StreamEvent
+from farmhand.parsing.base import ParsedMessage
 from farmhand.parsing.llama3 import Llama3BuiltinToolsParser, Llama3Parser
 
 TOOLS = {"weather:get_weather", "search"}
 CALL = '{"name": "get_weather", "parameters": {"city": "Paris"}}'
 
 
-def parse(
-    text: str,
-    *,
-    step: int = 0,
-    known: set[str] | None = None,
-    builtin: bool = False,
-    **options: Any,
-) -> list[StreamEvent]:
-    cls = Llama3BuiltinToolsParser if builtin else Llama3Parser
-    parser = cls(known, options=ParserOptions(**options))
-    events: list[StreamEvent] = []
-    size = step or max(1, len(text))
-    for i in range(0, len(text), size):
-        events += parser.feed(text[i : i + size])
-    return events + parser.finish()
-
-
-def text_of(events: list[StreamEvent]) -> str:
-    return "".join(e.text for e in events if isinstance(e, TextDelta))
-
-
-def calls_of(events: list[StreamEvent]) -> list[ToolCall]:
-    return [e.call for e in events if isinstance(e, ToolCallEvent)]
-
-
-def view(events: list[StreamEvent]) -> dict[str, Any]:
-    message = ParsedMessage.from_events(events)
-    return {
-        "content": message.content,
-        "reasoning": message.reasoning_content,
-        "calls": [(c.name, c.arguments, c.parse_error) for c in message.tool_calls],
-    }
+def parse(text: str, *, builtin: bool = False, **kwargs: Any) -> list[StreamEvent]:
+    return events_of(Llama3BuiltinToolsParser if builtin else Llama3Parser, text, **kwargs)
 
 
 def test_plain_text_is_text_and_streams_as_it_comes() -> None:
@@ -145,9 +127,8 @@ def test_a_call_cut_off_at_the_end_is_a_call_with_a_parse_error() -> None:
 def test_a_partial_call_streams_its_name_then_its_arguments() -> None:
     parser = Llama3Parser()
     events = parser.feed('{"name": "get_weather", "parameters": {"city": "Pa')
-    deltas = [e for e in events if isinstance(e, ToolCallDelta)]
-    assert deltas[0].name == "get_weather"
-    assert "".join(d.arguments for d in deltas) == '{"city":"Pa'
+    assert deltas_of(events)[0].name == "get_weather"
+    assert arguments_text(events) == '{"city":"Pa'
     assert calls_of(events) == []
 
 
@@ -156,7 +137,7 @@ def test_parallel_calls_off_keeps_the_first_and_swallows_the_rest() -> None:
     events = parse(f"{CALL}\n{second}", parallel_tool_calls=False)
     assert [c.name for c in calls_of(events)] == ["get_weather"]
     assert text_of(events) == ""
-    assert not [e for e in events if isinstance(e, ToolCallDelta) and e.index > 0]
+    assert not [d for d in deltas_of(events) if d.index > 0]
 
 
 def test_parse_tool_calls_off_leaves_everything_text() -> None:
@@ -233,9 +214,8 @@ def test_raw_code_streams_as_partial_arguments() -> None:
     parser = Llama3BuiltinToolsParser()
     events = parser.feed('<|python_tag|>print("hi")\nx = 1')
     # `print` could still have been `print.call(`: decided at the `(`.
-    deltas = [e for e in events if isinstance(e, ToolCallDelta)]
-    assert deltas[0].name == "python"
-    assert "".join(d.arguments for d in deltas) == '{"code":"print(\\"hi\\")\\nx = 1'
+    assert deltas_of(events)[0].name == "python"
+    assert arguments_text(events) == '{"code":"print(\\"hi\\")\\nx = 1'
     [call] = calls_of(parser.finish())
     assert call.arguments == {"code": 'print("hi")\nx = 1'}
 
@@ -262,7 +242,7 @@ arguments = st.dictionaries(
     max_size=3,
 )
 calls = st.builds(
-    lambda name, args, key: json.dumps({"name": name, key: args}),
+    lambda name, args, key: call_json(name, args, key=key),
     names,
     arguments,
     st.sampled_from(["parameters", "arguments"]),
@@ -272,24 +252,17 @@ builtin_calls = st.builds(
     st.sampled_from(["brave_search", "wolfram_alpha"]),
     st.text(max_size=8),
 )
-prose = st.text(st.characters(codec="utf-8", exclude_characters="{<"), max_size=15)
-plain = st.text(st.characters(codec="utf-8", exclude_characters="{<;"), max_size=15)
+plain = prose("{<;")
 pieces = st.sampled_from(["{", "}", '"', "<|python_tag|>", "<|python", "; ", "\n", '{"name": "'])
-outputs = st.lists(prose | calls | builtin_calls | pieces, max_size=8).map("".join)
+outputs = st.lists(prose("{<") | calls | builtin_calls | pieces, max_size=8).map("".join)
 
 
 @settings(max_examples=200, deadline=None)
 @given(text=outputs, cuts=st.lists(st.integers(0, 500), max_size=5), builtin=st.booleans())
 def test_any_split_parses_like_the_whole(text: str, cuts: list[int], builtin: bool) -> None:
-    points = sorted({c % (len(text) + 1) for c in cuts})
     whole = view(parse(text, builtin=builtin, reasoning_format="none"))
-    parser = (Llama3BuiltinToolsParser if builtin else Llama3Parser)(
-        options=ParserOptions(reasoning_format="none")
-    )
-    events: list[StreamEvent] = []
-    for a, b in zip([0, *points], [*points, len(text)], strict=True):
-        events += parser.feed(text[a:b])
-    assert view(events + parser.finish()) == whole
+    pieces = split_at(text, cuts)
+    assert view(parse(text, pieces=pieces, builtin=builtin, reasoning_format="none")) == whole
     assert view(parse(text, step=1, builtin=builtin, reasoning_format="none")) == whole
 
 
@@ -298,7 +271,7 @@ def test_any_split_parses_like_the_whole(text: str, cuts: list[int], builtin: bo
 def test_calls_between_prose_are_read_back(parts: list[tuple[str, str]]) -> None:
     text = "".join(p + c for p, c in parts)
     got = view(parse(text, step=3, reasoning_format="none"))
-    assert [(n, a) for n, a, _ in got["calls"]] == [
+    assert [(n, a) for n, a, _, _ in got["calls"]] == [
         (json.loads(c)["name"], json.loads(c).get("parameters", json.loads(c).get("arguments")))
         for _, c in parts
     ]
@@ -308,6 +281,4 @@ def test_calls_between_prose_are_read_back(parts: list[tuple[str, str]]) -> None
 @settings(max_examples=200, deadline=None)
 @given(text=st.text(max_size=300) | outputs, builtin=st.booleans())
 def test_garbage_never_raises(text: str, builtin: bool) -> None:
-    message = ParsedMessage.from_events(parse(text, builtin=builtin, known={"f"}))
-    for call in message.tool_calls:
-        json.dumps(call.arguments)  # always JSON data
+    check_arguments_are_json(parse(text, builtin=builtin, known={"f"}))

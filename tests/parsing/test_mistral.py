@@ -2,51 +2,36 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.parsing.helpers import (
+    arguments,
+    arguments_text,
+    call_json,
+    calls_of,
+    check_arguments_are_json,
+    deltas_of,
+    events_of,
+    names,
+    prose,
+    split_at,
+    text_of,
+    view,
+)
 
-from farmhand.messages import StreamEvent, TextDelta, ToolCall, ToolCallDelta, ToolCallEvent
-from farmhand.parsing.base import ParsedMessage, ParserOptions
+from farmhand.messages import StreamEvent
 from farmhand.parsing.mistral import MistralNemoParser
 
 
-def parse(
-    text: str, *, step: int = 0, known: set[str] | None = None, **options: Any
-) -> list[StreamEvent]:
-    parser = MistralNemoParser(known, options=ParserOptions(**options))
-    events: list[StreamEvent] = []
-    size = step or max(1, len(text))
-    for i in range(0, len(text), size):
-        events += parser.feed(text[i : i + size])
-    return events + parser.finish()
+def parse(text: str, **kwargs: Any) -> list[StreamEvent]:
+    return events_of(MistralNemoParser, text, **kwargs)
 
 
-def text_of(events: list[StreamEvent]) -> str:
-    return "".join(e.text for e in events if isinstance(e, TextDelta))
-
-
-def calls_of(events: list[StreamEvent]) -> list[ToolCall]:
-    return [e.call for e in events if isinstance(e, ToolCallEvent)]
-
-
-def view(events: list[StreamEvent]) -> dict[str, Any]:
-    message = ParsedMessage.from_events(events)
-    return {
-        "content": message.content,
-        "calls": [(c.name, c.arguments, c.id, c.parse_error) for c in message.tool_calls],
-    }
-
-
-def call(name: str, arguments: dict[str, Any], call_id: str = "abcDEF123") -> str:
-    return json.dumps({"name": name, "arguments": arguments, "id": call_id})
-
-
-A = call("get_weather", {"city": "Paris"}, "a1b2c3d4e")
-B = call("search", {"q": "rain"}, "Z9Y8X7W6V")
+A = call_json("get_weather", {"city": "Paris"}, "a1b2c3d4e")
+B = call_json("search", {"q": "rain"}, "Z9Y8X7W6V")
 
 
 def test_plain_text_is_text_and_streams() -> None:
@@ -100,9 +85,8 @@ def test_objects_without_the_brackets_are_calls_too() -> None:
 def test_a_call_streams_its_name_then_its_arguments() -> None:
     parser = MistralNemoParser()
     events = parser.feed('[TOOL_CALLS][{"name": "f", "arguments": {"path": "/tm')
-    deltas = [e for e in events if isinstance(e, ToolCallDelta)]
-    assert deltas[0].name == "f"
-    assert "".join(d.arguments for d in deltas) == '{"path":"/tm'
+    assert deltas_of(events)[0].name == "f"
+    assert arguments_text(events) == '{"path":"/tm'
     assert calls_of(events) == []
 
 
@@ -130,7 +114,8 @@ def test_a_call_cut_off_at_the_end_is_a_parse_error_and_earlier_calls_stand() ->
 
 
 def test_marked_calls_are_calls_whatever_their_name() -> None:
-    [c] = calls_of(parse(f"[TOOL_CALLS][{call('other', {})}]", known={"get_weather"}))
+    other = call_json("other", {}, "abcDEF123")
+    [c] = calls_of(parse(f"[TOOL_CALLS][{other}]", known={"get_weather"}))
     assert c.name == "other"
 
 
@@ -141,15 +126,11 @@ def test_parallel_off_keeps_the_first_call_only() -> None:
 
 
 ids = st.text(st.sampled_from("abcXYZ0123456789"), min_size=9, max_size=9)
-names = st.sampled_from(["f", "get_weather"])
-arguments = st.dictionaries(
-    st.text(max_size=4), st.none() | st.integers() | st.text(max_size=6), max_size=3
-)
-calls = st.builds(call, names, arguments, ids)
+calls = st.builds(call_json, names, arguments, ids)
 arrays = st.lists(calls, max_size=3).map(lambda cs: "[TOOL_CALLS][" + ", ".join(cs) + "]")
-prose = st.text(st.characters(codec="utf-8", exclude_characters="["), max_size=15)
+plain = prose("[")
 outputs = st.lists(
-    prose | arrays | st.sampled_from(["[TOOL_CALLS]", "[TOOL", "[", "]", "{", ",", " "]),
+    plain | arrays | st.sampled_from(["[TOOL_CALLS]", "[TOOL", "[", "]", "{", ",", " "]),
     max_size=6,
 ).map("".join)
 
@@ -158,22 +139,17 @@ outputs = st.lists(
 @given(text=outputs, cuts=st.lists(st.integers(0, 400), max_size=5))
 def test_any_split_parses_like_the_whole(text: str, cuts: list[int]) -> None:
     whole = view(parse(text, reasoning_format="none"))
-    points = sorted({c % (len(text) + 1) for c in cuts})
-    parser = MistralNemoParser(options=ParserOptions(reasoning_format="none"))
-    events: list[StreamEvent] = []
-    for a, b in zip([0, *points], [*points, len(text)], strict=True):
-        events += parser.feed(text[a:b])
     # (A call written without an id gets a fresh one, which the parsed view leaves out.)
-    assert view(events + parser.finish()) == whole
+    assert view(parse(text, pieces=split_at(text, cuts), reasoning_format="none")) == whole
     assert view(parse(text, step=1, reasoning_format="none")) == whole
 
 
 @settings(max_examples=150, deadline=None)
-@given(before=prose, written=st.lists(st.tuples(names, arguments, ids), min_size=1, max_size=3))
+@given(before=plain, written=st.lists(st.tuples(names, arguments, ids), min_size=1, max_size=3))
 def test_calls_after_text_are_read_back(
     before: str, written: list[tuple[str, dict[str, Any], str]]
 ) -> None:
-    text = before + "[TOOL_CALLS][" + ", ".join(call(n, a, i) for n, a, i in written) + "]"
+    text = before + "[TOOL_CALLS][" + ", ".join(call_json(n, a, i) for n, a, i in written) + "]"
     got = view(parse(text, step=2, reasoning_format="none"))
     assert [(n, a, i) for n, a, i, _ in got["calls"]] == written
     assert got["content"] == before
@@ -182,6 +158,4 @@ def test_calls_after_text_are_read_back(
 @settings(max_examples=200, deadline=None)
 @given(text=st.text(max_size=300) | outputs)
 def test_garbage_never_raises(text: str) -> None:
-    message = ParsedMessage.from_events(parse(text))
-    for c in message.tool_calls:
-        json.dumps(c.arguments)
+    check_arguments_are_json(parse(text))

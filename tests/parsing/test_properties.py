@@ -12,6 +12,7 @@ import json
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.parsing.helpers import split_at
 
 from farmhand.messages import StreamEvent
 from farmhand.parsing.base import ParsedMessage, ParserOptions
@@ -114,8 +115,7 @@ def test_any_split_parses_like_the_whole(
     family: str, text: str, cuts: list[int], which: int
 ) -> None:
     options = OPTIONS[which]
-    points = sorted({c % (len(text) + 1) for c in cuts})
-    pieces = [text[a:b] for a, b in zip([0, *points], [*points, len(text)], strict=True)]
+    pieces = split_at(text, cuts)
     assert _view(_parse(family, pieces, options)) == _view(_parse(family, [text], options))
 
 

@@ -16,7 +16,7 @@ from farmhand.messages import (
     ToolCallDelta,
     ToolCallEvent,
 )
-from farmhand.parsing.scan import held_prefix
+from farmhand.parsing.scan import WHITESPACE, find_near, held_prefix
 from farmhand.parsing.thinking import ThinkingSplitter
 
 ReasoningFormat = Literal["none", "auto", "deepseek"]
@@ -62,7 +62,8 @@ class FamilyParser:
 
     A family implements `_advance(final)`, which consumes the reply text in `self.buf` and
     calls `_text`, `_call_started`, `_call_progress`, `_call_done`. Text that may still turn
-    out to be call markup is held in `self.buf` until it is certain.
+    out to be call markup is held in `self.buf` until it is certain. By default `_advance`
+    runs the family's modes (see `_run_modes`).
     """
 
     family: ClassVar[str] = ""
@@ -123,7 +124,25 @@ class FamilyParser:
         self._advance(final)
 
     def _advance(self, final: bool) -> None:
-        raise NotImplementedError
+        self._run_modes(final)
+
+    # A family written as modes keeps in `_mode` which of its `_in_<mode>` methods reads on.
+    _mode: str
+
+    def _run_modes(self, final: bool) -> None:
+        """Read mode by mode: each `_in_<mode>(final)` consumes what it can and sets the next
+        mode, and returns False when it needs more input."""
+        while getattr(self, "_in_" + self._mode)(final):
+            pass
+
+    def _in_after(self, final: bool) -> bool:
+        """Mode "after": past a call (or a run of calls) whitespace belongs to no one, and
+        what follows is text again."""
+        self.buf = self.buf.lstrip(WHITESPACE)
+        if not self.buf:
+            return False
+        self._mode = "text"
+        return True
 
     def _take(self) -> list[StreamEvent]:
         """The events of this chunk, each run of text (or of reasoning) joined into one."""
@@ -209,14 +228,12 @@ class CursorParser(FamilyParser):
     ) -> None:
         super().__init__(known_names, options=options)
         self._at = 0  # where the unread text starts in self.buf
+        self._searched = 0  # how far past the cursor `_read_to_stop` already looked
 
     def _advance(self, final: bool) -> None:
-        self._read(final)
+        self._run_modes(final)
         self.buf = self.buf[self._at :]
         self._at = 0
-
-    def _read(self, final: bool) -> None:
-        raise NotImplementedError
 
     def _skip_whitespace(self) -> bool:
         """Step over whitespace; False when nothing else is there (yet)."""
@@ -241,6 +258,38 @@ class CursorParser(FamilyParser):
     def _text_to(self, end: int) -> None:
         self._text(self.buf[self._at : end])
         self._at = end
+
+    def _text_to_marker(self, markers: Sequence[str], final: bool) -> str | None:
+        """Report the text up to the first of `markers` and step past that marker: which
+        one it was, or None while there is none (the text that cannot start one is reported)."""
+        found = find_near(self.buf, markers, self._at)
+        if found is None:
+            self._text_to(self._certain(markers, final))
+            return None
+        index, marker = found
+        self._text_to(index)
+        self._at += len(marker)
+        return marker
+
+    def _read_to_stop(self, stops: Sequence[str], final: bool) -> str | None:
+        """The text from the cursor to the first of `stops` (to the end, once final), read
+        past; None while no stop is there yet. What was searched is not searched again."""
+        found = find_near(self.buf, stops, self._at + self._searched)
+        if found is None and not final:
+            self._searched = self._certain(stops, final) - self._at
+            return None
+        end = found[0] if found else len(self.buf)
+        body = self.buf[self._at : end]
+        self._at = end
+        self._searched = 0
+        return body
+
+    def _in_after(self, final: bool) -> bool:
+        """Mode "after" (see FamilyParser), read through the cursor."""
+        if not self._skip_whitespace():
+            return False
+        self._mode = "text"
+        return True
 
 
 @dataclass
@@ -337,13 +386,12 @@ def call_from_object(obj: Any) -> ToolCall | None:
     if isinstance(arguments, str):
         try:
             arguments = json.loads(arguments) if arguments.strip() else {}
-        except json.JSONDecodeError as exc:
+        except (json.JSONDecodeError, RecursionError) as exc:
+            why = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
             return ToolCall(
                 name,
                 {},
-                parse_error=(
-                    f"the arguments of {name} are not valid JSON ({exc.msg}): {arguments[:200]}"
-                ),
+                parse_error=f"the arguments of {name} are not JSON ({why}): {arguments[:200]}",
                 **extra,
             )
     if arguments is None:
@@ -360,56 +408,6 @@ def call_from_object(obj: Any) -> ToolCall | None:
     return ToolCall(name, arguments, **extra)
 
 
-def calls_from_json_text(text: str, known_names: Collection[str] | None) -> list[ToolCall] | None:
-    """Parse text that is nothing but one or more call objects (or a list of them).
-
-    Returns None unless every object is a call naming a known tool: bare JSON is only a
-    call when it can be nothing else.
-    """
-    decoder = json.JSONDecoder()
-    values: list[Any] = []
-    pos, end = 0, len(text)
-    while True:
-        while pos < end and text[pos] in " \t\r\n;,":
-            pos += 1
-        if pos >= end:
-            break
-        try:
-            value, pos = decoder.raw_decode(text, pos)
-        except json.JSONDecodeError:
-            # A run of calls whose last one was cut off (the turn hit its token limit):
-            # keep the complete ones.
-            if values and text[pos] == "{" and _is_truncated(text[pos:]):
-                break
-            return None
-        values.extend(value if isinstance(value, list) else [value])
-    return calls_from_values(values, known_names)
-
-
-def calls_from_values(
-    values: list[Any], known_names: Collection[str] | None
-) -> list[ToolCall] | None:
-    """The calls these decoded JSON values are, or None unless every one is a call naming a
-    known tool (any name when `known_names` is None)."""
-    calls = [call_from_object(v) for v in values]
-    if not calls or any(c is None for c in calls):
-        return None
-    found = [c for c in calls if c is not None]
-    if known_names is not None and not all(is_known_tool(c.name, known_names) for c in found):
-        return None
-    return found
-
-
 def is_known_tool(name: str, known_names: Collection[str]) -> bool:
     """True if `name` is a tool, or a tool's name without its `server:` prefix."""
     return name in known_names or any(k.endswith(":" + name) for k in known_names)
-
-
-def _is_truncated(fragment: str) -> bool:
-    """True if `fragment` is the start of a JSON value that simply stopped early."""
-    try:
-        json.loads(fragment)
-    except json.JSONDecodeError as exc:
-        # Running out of input shows as an error at the very end, or as a string left open.
-        return exc.pos >= len(fragment.rstrip()) or exc.msg.startswith("Unterminated string")
-    return False

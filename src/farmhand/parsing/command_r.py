@@ -18,8 +18,9 @@ from typing import Any
 
 from farmhand.messages import ToolCall
 from farmhand.parsing.base import CursorParser, ParserOptions, call_from_object
+from farmhand.parsing.broken import cut_off, not_a_call_object, unreadable
 from farmhand.parsing.reader import CallObjectReader
-from farmhand.parsing.scan import feed_until, find_near
+from farmhand.parsing.scan import feed_until
 
 START_ACTION = "<|START_ACTION|>"
 END_ACTION = "<|END_ACTION|>"
@@ -36,6 +37,8 @@ ARGS = re.compile(
     r"\s*\{\s*(?:" + _ANY_ID + r')?"tool_name"\s*:\s*' + _STRING
     + r"\s*,\s*(?:" + _ANY_ID + r')?"parameters"\s*:'
 )  # fmt: skip
+_CALL_OBJECT = '{"tool_call_id": "0", "tool_name": ..., "parameters": {...}}'
+_WRITE_IT_WHOLE = "write the whole call, then <|END_ACTION|>"
 
 
 class CommandR7BParser(CursorParser):
@@ -50,33 +53,12 @@ class CommandR7BParser(CursorParser):
         super().__init__(known_names, options=options)
         self._mode = "text"  # text | action | list | object | broken | end | after
         self._reader = CallObjectReader(NAME, ARGS)
-        self._scan_from = 0
-
-    def _read(self, final: bool) -> None:
-        while True:
-            step = {
-                "text": self._in_text,
-                "action": self._in_action,
-                "list": self._in_list,
-                "object": self._in_object,
-                "broken": self._in_broken,
-                "end": self._in_end,
-                "after": self._in_after,
-            }[self._mode]
-            if not step(final):
-                return
 
     def _in_text(self, final: bool) -> bool:
-        found = find_near(self.buf, TEXT_MARKERS, self._at)
-        if found is None:
-            self._text_to(self._certain(TEXT_MARKERS, final))
-            return False
-        index, marker = found
-        self._text_to(index)
-        self._at += len(marker)
+        marker = self._text_to_marker(TEXT_MARKERS, final)
         if marker == START_ACTION:
             self._mode = "action"
-        return True
+        return marker is not None
 
     def _in_action(self, final: bool) -> bool:
         """Just after `<|START_ACTION|>`: the list of calls (or one call without a list)."""
@@ -92,7 +74,7 @@ class CommandR7BParser(CursorParser):
         elif self._may_become(END_ACTION) and not final:
             return False
         else:
-            self._open_broken()
+            self._mode = "broken"
         return True
 
     def _in_list(self, final: bool) -> bool:
@@ -112,7 +94,7 @@ class CommandR7BParser(CursorParser):
         elif self._may_become(END_ACTION) and not final:
             return False
         else:
-            self._open_broken()
+            self._mode = "broken"
         return True
 
     def _in_object(self, final: bool) -> bool:
@@ -125,9 +107,9 @@ class CommandR7BParser(CursorParser):
         if end is None:
             if not stopped and not final:
                 return False
-            name = reader.name or "unknown"
-            self._call_started(name, reader.call_id)
-            self._call_done(ToolCall(name, {}, parse_error=_cut_off(reader.scanner.raw)))
+            call = cut_off(reader.name, reader.scanner.raw, _WRITE_IT_WHOLE)
+            self._call_started(call.name, reader.call_id)
+            self._call_done(call)
             self._mode = "end"
             return True
         value, ok = reader.value()
@@ -135,23 +117,14 @@ class CommandR7BParser(CursorParser):
         self._mode = "list"
         return True
 
-    def _open_broken(self) -> None:
-        self._scan_from = 0
-        self._mode = "broken"
-
     def _in_broken(self, final: bool) -> bool:
         """An action that is not a list of call objects: one call with an error, up to
         `<|END_ACTION|>`."""
-        at = self.buf.find(END_ACTION, self._at + self._scan_from)
-        if at < 0 and not final:
-            self._scan_from = self._certain(STOPS, final) - self._at
+        body = self._read_to_stop(STOPS, final)
+        if body is None:
             return False
-        end = at if at >= 0 else len(self.buf)
-        body = self.buf[self._at : end]
-        self._at = end
-        self._scan_from = 0
         self._call_started("unknown")
-        self._call_done(ToolCall("unknown", {}, parse_error=_not_calls(body)))
+        self._call_done(unreadable(None, body, f"valid JSON like [{_CALL_OBJECT}]"))
         self._mode = "end"
         return True
 
@@ -163,41 +136,17 @@ class CommandR7BParser(CursorParser):
             self._at += len(END_ACTION)
         elif self._may_become(END_ACTION) and not final:
             return False
-        self._mode = "after"
-        return True
-
-    def _in_after(self, final: bool) -> bool:
-        """After an action its whitespace is dropped; what follows is text again."""
-        if not self._skip_whitespace():
-            return False
-        self._mode = "text"
+        self._mode = "after"  # its whitespace is dropped; what follows is text again
         return True
 
 
 def _call_of(value: Any, ok: bool, reader: CallObjectReader) -> ToolCall:
-    name = reader.name or "unknown"
     if isinstance(value, dict) and isinstance(value.get("tool_name"), str) and value["tool_name"]:
-        name = value["tool_name"]
-        obj: dict[str, Any] = {"name": name, "arguments": value.get("parameters", {})}
+        obj: dict[str, Any] = {"name": value["tool_name"], "arguments": value.get("parameters", {})}
         call_id = value.get("tool_call_id")
         if isinstance(call_id, str | int) and not isinstance(call_id, bool) and str(call_id):
             obj["id"] = str(call_id)
         call = call_from_object(obj)
         if call is not None:
             return call
-    return ToolCall(name, {}, parse_error=_not_calls(reader.scanner.raw, json_ok=ok))
-
-
-def _cut_off(raw: str) -> str:
-    return (
-        f"the tool call was cut off before it ended: {raw.strip()[:300]!r}"
-        " (write the whole call, then <|END_ACTION|>)"
-    )
-
-
-def _not_calls(body: str, *, json_ok: bool = False) -> str:
-    what = "a call object like" if json_ok else "valid JSON; write"
-    return (
-        f"could not read the tool call: {body.strip()[:300]!r} is not {what}"
-        ' {"tool_call_id": "0", "tool_name": ..., "parameters": {...}}'
-    )
+    return not_a_call_object(reader.name, reader.scanner.raw, json_ok=ok, example=_CALL_OBJECT)

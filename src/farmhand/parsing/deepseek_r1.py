@@ -20,7 +20,8 @@ from collections.abc import Collection
 
 from farmhand.messages import ToolCall
 from farmhand.parsing.base import CursorParser, ParserOptions, call_from_object
-from farmhand.parsing.scan import JsonScanner, feed_until, find_bounded, find_near, loads
+from farmhand.parsing.broken import cut_off, unreadable
+from farmhand.parsing.scan import JsonScanner, feed_until, find_bounded, loads
 
 CALLS_BEGIN = (
     "<｜tool▁calls▁begin｜>",
@@ -43,6 +44,10 @@ STOPS = (CALL_END, CALLS_END)
 HEAD_ENDS = ("\n", FENCE, "{", *STOPS)
 # A head longer than this is not a name: the call is broken.
 HEAD_LIMIT = 256
+_WRITE_IT_WHOLE = f"write the whole JSON object, then {FENCE}{CALL_END}"
+_CALL_FORM = (
+    f"function{SEP}NAME, then the arguments as a JSON object in {FENCE}json\\n{{...}}\\n{FENCE}"
+)
 
 
 class DeepSeekR1Parser(CursorParser):
@@ -56,32 +61,13 @@ class DeepSeekR1Parser(CursorParser):
         self._mode = "text"  # text | block | head | fence | args | broken | close | after
         self._name = ""  # of the call being read
         self._args: JsonScanner | None = None
-        self._scan_from = 0  # how far past the cursor a search already looked
+        self._scan_from = 0  # how far past the cursor the search for a head's end looked
         self._closer = 0  # which of CLOSERS is looked for next
 
-    def _read(self, final: bool) -> None:
-        while True:
-            step = {
-                "text": self._in_text,
-                "block": self._in_block,
-                "head": self._in_head,
-                "fence": self._in_fence,
-                "args": self._in_args,
-                "broken": self._in_broken,
-                "close": self._in_close,
-                "after": self._in_after,
-            }[self._mode]
-            if not step(final):
-                return
-
     def _in_text(self, final: bool) -> bool:
-        found = find_near(self.buf, OPENERS, self._at)
-        if found is None:
-            self._text_to(self._certain(OPENERS, final))
+        marker = self._text_to_marker(OPENERS, final)
+        if marker is None:
             return False
-        index, marker = found
-        self._text_to(index)
-        self._at += len(marker)
         self._mode = "head" if marker == CALL_BEGIN else "block"
         return True
 
@@ -165,14 +151,12 @@ class DeepSeekR1Parser(CursorParser):
             if not stopped and not final:
                 return False
             # The call ended (or the output did) inside the JSON.
-            self._call_done(ToolCall(self._name, {}, parse_error=_cut_off(self._name, args.raw)))
+            self._call_done(cut_off(self._name, args.raw, _WRITE_IT_WHOLE))
             self._mode = "close"
             return True
         value, ok = loads(args.raw)
         call = call_from_object({"name": self._name, "arguments": value}) if ok else None
-        self._call_done(
-            call or ToolCall(self._name, {}, parse_error=_not_json(self._name, args.raw))
-        )
+        self._call_done(call or _not_json(self._name, args.raw))
         self._mode = "close"
         return True
 
@@ -182,17 +166,12 @@ class DeepSeekR1Parser(CursorParser):
 
     def _in_broken(self, final: bool) -> bool:
         """A call whose name or arguments cannot be read: it lasts to its closing token."""
-        found = find_near(self.buf, STOPS, self._at + self._scan_from)
-        if found is None and not final:
-            self._scan_from = self._certain(STOPS, final) - self._at
+        body = self._read_to_stop(STOPS, final)
+        if body is None:
             return False
-        end = found[0] if found else len(self.buf)
-        body = self.buf[self._at : end]
-        self._at = end
-        self._scan_from = 0
-        name = self._name or "unknown"
-        self._call_started(name)
-        self._call_done(ToolCall(name, {}, parse_error=_not_json(self._name, body)))
+        call = _not_json(self._name, body)
+        self._call_started(call.name)
+        self._call_done(call)
         self._mode = "close"
         return True
 
@@ -211,25 +190,6 @@ class DeepSeekR1Parser(CursorParser):
         self._mode = "block"
         return True
 
-    def _in_after(self, final: bool) -> bool:
-        """After the block: its trailing whitespace is dropped, the rest is text."""
-        if not self._skip_whitespace() and not final:
-            return False
-        self._mode = "text"
-        return True
 
-
-def _cut_off(name: str, raw: str) -> str:
-    return (
-        f"the arguments of {name} were cut off before they ended: {raw.strip()[:300]!r}"
-        " (write the whole JSON object, then ```<｜tool▁call▁end｜>)"
-    )
-
-
-def _not_json(name: str, body: str) -> str:
-    body = body.strip().removesuffix(FENCE).strip()
-    what = f"the arguments of {name}" if name else "the tool call"
-    return (
-        f"could not read {what}: {body[:300]!r} is not a JSON object"
-        " (write function<｜tool▁sep｜>NAME, then the arguments as ```json\\n{...}\\n```)"
-    )
+def _not_json(name: str, body: str) -> ToolCall:
+    return unreadable(name, body.strip().removesuffix(FENCE), _CALL_FORM)

@@ -7,8 +7,8 @@ before the marker, and after the array, is text.
 
 from __future__ import annotations
 
+from farmhand.parsing.call_array import CallArrayParser
 from farmhand.parsing.llama3 import LLAMA3_ASSISTANT
-from farmhand.parsing.mistral import CallArrayParser
 
 FUNCTOOLS = " functools["
 

@@ -17,18 +17,11 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 
-from farmhand.parsing.base import FamilyParser, ParserOptions, is_known_tool
-from farmhand.parsing.llama3 import (
-    LLAMA3_ASSISTANT,
-    PYTHON_TAG,
-    WHITESPACE,
-    RawCode,
-    call_from_arguments_text,
-    code_tool,
-    cut_off,
-    unreadable,
-)
-from farmhand.parsing.scan import JsonScanner, held_prefix
+from farmhand.parsing.base import ParserOptions, is_known_tool
+from farmhand.parsing.broken import BrokenBody, call_from_arguments_text, cut_off, unreadable
+from farmhand.parsing.llama3 import LLAMA3_ASSISTANT
+from farmhand.parsing.python_calls import PYTHON_TAG, RawCodeParser
+from farmhand.parsing.scan import WHITESPACE, JsonScanner, held_prefix
 
 FUNCTION_OPEN = "<function="
 FUNCTION_CLOSE = "</function>"
@@ -36,10 +29,9 @@ RECIPIENT_MARK = ">>>"
 _NAME_LIMIT = 128
 _NAME_CHAR = re.compile(r"[\w.:\-]")
 _EXPECTED_ARGS = "a JSON object of arguments"
-_ERROR_TEXT_LIMIT = 300
 
 
-class FunctionaryV31Parser(FamilyParser):
+class FunctionaryV31Parser(RawCodeParser):
     family = "functionary_v3_1_llama3_1"
     assistant_start = (LLAMA3_ASSISTANT,)
 
@@ -50,22 +42,8 @@ class FunctionaryV31Parser(FamilyParser):
         self._mode = "text"  # text | name | args | broken | close | code
         self._name = ""
         self._args: JsonScanner | None = None
-        self._broken: list[str] = []  # the start of a body that is not JSON
-        self._broken_len = 0
-        self._code: RawCode | None = None
+        self._broken = BrokenBody()  # a body that is not JSON
         self._closing = False  # the closing tag may follow
-
-    def _advance(self, final: bool) -> None:
-        steps = {
-            "text": self._in_text,
-            "name": self._in_name,
-            "args": self._in_args,
-            "broken": self._in_broken,
-            "close": self._in_close,
-            "code": self._in_code,
-        }
-        while steps[self._mode](final):
-            pass
 
     def _in_text(self, final: bool) -> bool:
         buf = self.buf
@@ -74,9 +52,7 @@ class FunctionaryV31Parser(FamilyParser):
         if tag_at >= 0:
             self._text(buf[:tag_at])
             self.buf = buf[tag_at + len(PYTHON_TAG) :]
-            self._code = RawCode(code_tool(self.options.known_names))
-            self._call_started(self._code.name)
-            self._mode = "code"
+            self._open_code()
             return True
         if function_at >= 0:
             self._text(buf[:function_at])
@@ -121,6 +97,7 @@ class FunctionaryV31Parser(FamilyParser):
         )
         end = args.feed(self.buf[:readable])
         if args.invalid:
+            self._broken = BrokenBody()
             self._mode = "broken"
             return True
         self.buf = self.buf[readable if end is None else end :]
@@ -149,16 +126,12 @@ class FunctionaryV31Parser(FamilyParser):
         take = close_at if close_at >= 0 else len(self.buf)
         if close_at < 0 and not final:
             take -= held_prefix(self.buf, (FUNCTION_CLOSE,))
-        if self._broken_len < _ERROR_TEXT_LIMIT:
-            piece = self.buf[: min(take, _ERROR_TEXT_LIMIT - self._broken_len)]
-            self._broken.append(piece)
-            self._broken_len += len(piece)
+        self._broken.add(self.buf[:take])
         if close_at < 0 and not final:
             self.buf = self.buf[take:]
             return False
         self.buf = self.buf[take + len(FUNCTION_CLOSE) :] if close_at >= 0 else ""
-        self._call_done(unreadable(self._name, "".join(self._broken), _EXPECTED_ARGS))
-        self._broken, self._broken_len = [], 0
+        self._call_done(unreadable(self._name, self._broken.text, _EXPECTED_ARGS))
         self._mode = "close"
         return True
 
@@ -178,23 +151,13 @@ class FunctionaryV31Parser(FamilyParser):
         self._mode = "text"
         return True
 
-    def _in_code(self, final: bool) -> bool:
-        code = self._code
-        assert code is not None
-        code.add(self.buf)
-        self.buf = ""
-        self._call_progress(code)
-        if final:
-            self._call_done(code.call())
-        return False
-
 
 def _breaks_name(text: str) -> bool:
     """Text after `<function=` that no call name has (a line break, a tag, JSON)."""
     return any(c in text for c in "\n<{")
 
 
-class FunctionaryV32Parser(FamilyParser):
+class FunctionaryV32Parser(RawCodeParser):
     family = "functionary_v3_2"
     assistant_start = (LLAMA3_ASSISTANT,)
 
@@ -202,26 +165,11 @@ class FunctionaryV32Parser(FamilyParser):
         self, known_names: Collection[str] | None = None, *, options: ParserOptions | None = None
     ) -> None:
         super().__init__(known_names, options=options)
-        self._mode = "start"  # start | recipient | text | args | broken | code | close
+        self._mode = "start"  # start | recipient | text | args | broken | code | after
         self._marked = False  # the recipient being read follows `>>>`
         self._name = ""
         self._args: JsonScanner | None = None
-        self._code: RawCode | None = None
-        self._broken: list[str] = []
-        self._broken_len = 0
-
-    def _advance(self, final: bool) -> None:
-        steps = {
-            "start": self._in_start,
-            "broken": self._in_broken,
-            "recipient": self._in_recipient,
-            "text": self._in_text,
-            "args": self._in_args,
-            "code": self._in_code,
-            "close": self._in_close,
-        }
-        while steps[self._mode](final):
-            pass
+        self._broken = BrokenBody()
 
     def _in_start(self, final: bool) -> bool:
         """The reply starts at a recipient, after `>>>` or without it (the prompt wrote it)."""
@@ -254,9 +202,7 @@ class FunctionaryV32Parser(FamilyParser):
             return False
         if name == "python" and not buf.startswith("{", body):
             self.buf = buf[body:]
-            self._code = RawCode(code_tool(self.options.known_names))
-            self._call_started(self._code.name)
-            self._mode = "code"
+            self._open_code()
             return True
         if self._marked:
             # `>>>name\n`: JSON follows, after whitespace perhaps.
@@ -274,7 +220,7 @@ class FunctionaryV32Parser(FamilyParser):
             self._name = name
             self.buf = buf[body:]
             self._call_started(name)
-            self._broken, self._broken_len = [], 0
+            self._broken = BrokenBody()
             self._mode = "broken"
             return True
         if not opens:
@@ -297,14 +243,11 @@ class FunctionaryV32Parser(FamilyParser):
         take = at if at >= 0 else len(self.buf)
         if at < 0 and not final:
             take -= held_prefix(self.buf, (RECIPIENT_MARK,))
-        if self._broken_len < _ERROR_TEXT_LIMIT:
-            piece = self.buf[: min(take, _ERROR_TEXT_LIMIT - self._broken_len)]
-            self._broken.append(piece)
-            self._broken_len += len(piece)
+        self._broken.add(self.buf[:take])
         self.buf = self.buf[take:]
         if at < 0 and not final:
             return False
-        self._call_done(unreadable(self._name, "".join(self._broken), _EXPECTED_ARGS))
+        self._call_done(unreadable(self._name, self._broken.text, _EXPECTED_ARGS))
         self._mode = "text"
         return True
 
@@ -338,22 +281,5 @@ class FunctionaryV32Parser(FamilyParser):
                 self._call_done(cut_off(self._name, f">>>{self._name}\n{args.raw}"))
             return False
         self._call_done(call_from_arguments_text(self._name, args.raw, _EXPECTED_ARGS))
-        self._mode = "close"
-        return True
-
-    def _in_code(self, final: bool) -> bool:
-        code = self._code
-        assert code is not None
-        code.add(self.buf)
-        self.buf = ""
-        self._call_progress(code)
-        if final:
-            self._call_done(code.call())
-        return False
-
-    def _in_close(self, final: bool) -> bool:
-        self.buf = self.buf.lstrip(WHITESPACE)
-        if not self.buf:
-            return False
-        self._mode = "text"
+        self._mode = "after"
         return True

@@ -20,10 +20,10 @@ from typing import Any
 
 from farmhand.messages import ToolCall
 from farmhand.parsing.base import FamilyParser, ParserOptions, call_from_object
+from farmhand.parsing.broken import broken_call, cut_off, not_a_call_object
 from farmhand.parsing.reader import CallObjectReader
-from farmhand.parsing.scan import JsonScanner, loads
+from farmhand.parsing.scan import WHITESPACE, JsonScanner, loads
 
-_WHITESPACE = " \t\r\n"
 _KEYS = ("tool_call", "tool_calls", "response")
 # The object's head, decided within this many characters.
 HEAD_LIMIT = 256
@@ -38,6 +38,8 @@ ARGS = re.compile(
     + r"\s*,\s*(?:" + _ANY_ID + r')?"(?:arguments|parameters)"\s*:'
 )  # fmt: skip
 _CALL_KEYS = ("name", "arguments", "parameters", "id", "type", "function")
+_NOT_A_LIST = 'tool_calls must be a list of call objects [{"name": ...}, ...]'
+_NOT_AN_OBJECT = 'a tool call must be a JSON object like {"name": ..., "arguments": {}}'
 _SPECIAL = re.compile(r'["\\]')
 _HEX4 = re.compile(r"[0-9a-fA-F]{4}")
 _WINDOW = 4096
@@ -65,20 +67,8 @@ class GenericParser(FamilyParser):
         self._high: int | None = None  # a high surrogate waiting for its pair
         self._other: list[str] = []
 
-    def _advance(self, final: bool) -> None:
-        while True:
-            step = {
-                "start": self._in_start,
-                "head": self._in_head,
-                "json": self._in_json,
-                "after": self._in_after,
-                "text": self._in_text,
-            }[self._mode]
-            if not step(final):
-                return
-
     def _in_start(self, final: bool) -> bool:
-        stripped = self.buf.lstrip(_WHITESPACE)
+        stripped = self.buf.lstrip(WHITESPACE)
         self._lead += self.buf[: len(self.buf) - len(stripped)]
         self.buf = stripped
         if not stripped and not final:
@@ -115,14 +105,6 @@ class GenericParser(FamilyParser):
             self._cut_off()
         return False
 
-    def _in_after(self, final: bool) -> bool:
-        """After the object: whitespace is dropped, anything else is text."""
-        self.buf = self.buf.lstrip(_WHITESPACE)
-        if not self.buf:
-            return False
-        self._mode = "text"
-        return True
-
     def _in_text(self, final: bool) -> bool:
         self._text(self._lead + self.buf)
         self._lead = self.buf = ""
@@ -145,7 +127,7 @@ class GenericParser(FamilyParser):
                 return
             elif sub == "rest":
                 return
-            elif piece[pos] in _WHITESPACE:
+            elif piece[pos] in WHITESPACE:
                 pos += 1
             else:
                 pos = self._read_between(piece, pos)
@@ -166,7 +148,7 @@ class GenericParser(FamilyParser):
         if sub == "list" and ch == ",":
             return pos + 1
         if sub == "list_open":  # neither a list nor an object
-            self._broken_call('tool_calls must be a list of call objects [{"name": ...}, ...]')
+            self._report_broken(broken_call(None, _NOT_A_LIST))
         self._sub = "rest"  # the list ended (or went astray: what follows is not read)
         return pos
 
@@ -176,9 +158,7 @@ class GenericParser(FamilyParser):
         stop = min(len(piece), pos + _WINDOW)
         end = reader.feed(piece[pos:stop])
         if reader.invalid:
-            self._broken_call(
-                'a tool call must be a JSON object like {"name": ..., "arguments": {}}'
-            )
+            self._report_broken(broken_call(None, _NOT_AN_OBJECT))
             self._sub = "rest"
             return len(piece)
         if reader.name is not None:
@@ -255,18 +235,14 @@ class GenericParser(FamilyParser):
                 response = value["response"]
                 self._text(json.dumps(response, indent=2, ensure_ascii=False))
             else:
-                self._text("".join(self._other).rstrip(_WHITESPACE + "}"))
+                self._text("".join(self._other).rstrip(WHITESPACE + "}"))
         self._sub = "rest"
 
     def _cut_off(self) -> None:
         """The output ended inside the object."""
         if self._sub in ("call", "list_call"):
             reader = self._reader
-            raw = reader.scanner.raw.strip()
-            self._broken_call(
-                f"the tool call was cut off before it ended: {raw[:300]!r} (write the whole call)",
-                reader.name,
-            )
+            self._report_broken(cut_off(reader.name, reader.scanner.raw, "write the whole call"))
         elif self._sub == "string":
             self._decoded(self._escape)
             self._unpaired()
@@ -275,10 +251,9 @@ class GenericParser(FamilyParser):
             self._text("".join(self._other).strip())
         self._sub = "rest"
 
-    def _broken_call(self, error: str, name: str | None = None) -> None:
-        name = name or "unknown"
-        self._call_started(name)
-        self._call_done(ToolCall(name, {}, parse_error=error))
+    def _report_broken(self, call: ToolCall) -> None:
+        self._call_started(call.name)
+        self._call_done(call)
 
 
 def _may_become_head(head: str) -> bool:
@@ -296,12 +271,4 @@ def _call_of(value: Any, ok: bool, reader: CallObjectReader) -> ToolCall:
         call = call_from_object({k: v for k, v in value.items() if k in _CALL_KEYS})
         if call is not None:
             return call
-    what = "a call object like" if ok else "valid JSON; write"
-    return ToolCall(
-        reader.name or "unknown",
-        {},
-        parse_error=(
-            f"could not read the tool call: {reader.scanner.raw.strip()[:300]!r} is not"
-            f' {what} {{"name": ..., "arguments": {{...}}}}'
-        ),
-    )
+    return not_a_call_object(reader.name, reader.scanner.raw, json_ok=ok)

@@ -16,10 +16,15 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 
-from farmhand.messages import ToolCall
 from farmhand.parsing.base import FamilyParser, ParserOptions, call_from_object, is_known_tool
+from farmhand.parsing.broken import (
+    broken_call,
+    call_from_arguments_text,
+    cut_off,
+    not_a_call_object,
+)
 from farmhand.parsing.reader import CallObjectReader
-from farmhand.parsing.scan import JsonScanner, held_prefix
+from farmhand.parsing.scan import WHITESPACE, JsonScanner, held_prefix
 
 TOOL_CALL_TAG = "<tool_call>"
 # Tags small models put around call JSON instead of <tool_call>.
@@ -29,8 +34,8 @@ FENCE_OPENERS = ("```json\n", "```xml\n", "```\n")
 FUNCTION_EQ = "<function="
 FUNCTION_NAME = '<function name="'
 FUNCTION_END = "</function>"
+_FUNCTION_CALL = f"{FUNCTION_EQ}NAME>{{...}}{FUNCTION_END}, with the tool's name"
 MARKERS = (TOOL_CALL_TAG, *OTHER_TAGS, FENCE, FUNCTION_EQ, FUNCTION_NAME, "{")
-_WHITESPACE = " \t\r\n"
 _CALL_HEAD = re.compile(r'\{\s*"name"')
 _CALL_HEAD_PREFIXES = re.compile(r'\{\s*(?:"(?:n(?:a(?:m(?:e)?)?)?)?)?$')
 
@@ -58,10 +63,6 @@ class HermesParser(FamilyParser):
 
     # The modes: each consumes from self.buf and returns False when it needs more input.
 
-    def _advance(self, final: bool) -> None:
-        while getattr(self, "_in_" + self._mode)(final):
-            pass
-
     def _in_text(self, final: bool) -> bool:
         search_from = 0
         positions: dict[str, int] = {}
@@ -74,7 +75,7 @@ class HermesParser(FamilyParser):
                 keep = held_prefix(self.buf, MARKERS)
                 end = len(self.buf) - keep
                 # Whitespace before a bare call is not part of the text: hold it too.
-                self._emit_text(len(self.buf[:end].rstrip(_WHITESPACE)))
+                self._emit_text(len(self.buf[:end].rstrip(WHITESPACE)))
                 return False
             index, marker = found
             opened = self._try_open(index, marker, final)
@@ -132,7 +133,7 @@ class HermesParser(FamilyParser):
         self, start: int, body: int, *, tagged: bool, bare: bool, closers: list[str]
     ) -> None:
         # A bare call takes the whitespace before it (as llama.cpp reads it).
-        text_end = len(self.buf[:start].rstrip(_WHITESPACE)) if bare else start
+        text_end = len(self.buf[:start].rstrip(WHITESPACE)) if bare else start
         self._text(self.buf[:text_end])
         self._opening = self.buf[text_end:body]
         self.buf = self.buf[body:]
@@ -149,9 +150,8 @@ class HermesParser(FamilyParser):
         end = reader.feed(self.buf[:readable])
         if end is None and close_at >= 0:
             # The tag closed inside the JSON: the body is broken, not cut off.
-            body = reader.scanner.raw
             self.buf = self.buf[close_at + len(_closing(TOOL_CALL_TAG)) :]
-            self._call_done(ToolCall(reader.name or "unknown", {}, parse_error=_not_a_call(body)))
+            self._call_done(not_a_call_object(reader.name, reader.scanner.raw, json_ok=False))
             self._closers = self._closers[1:]
             self._mode = "close"
             return True
@@ -169,9 +169,7 @@ class HermesParser(FamilyParser):
         value, ok = reader.value()
         call = call_from_object(value) if ok else None
         if call is None and self._tagged:
-            call = ToolCall(
-                reader.name or "unknown", {}, parse_error=_not_a_call(reader.scanner.raw)
-            )
+            call = not_a_call_object(reader.name, reader.scanner.raw, json_ok=ok)
         if call is None or not self._wanted(call.name):
             self._abandon_object(reader)
             return True
@@ -201,8 +199,7 @@ class HermesParser(FamilyParser):
 
     def _object_cut_off(self, reader: CallObjectReader) -> None:
         if self._tagged:
-            name = reader.name or "unknown"
-            self._call_done(ToolCall(name, {}, parse_error=_cut_off(reader.scanner.raw)))
+            self._call_done(cut_off(reader.name, reader.scanner.raw))
         elif self._index == 0:
             self._call_dropped()
             self._text(self._opening + reader.scanner.raw)
@@ -234,7 +231,7 @@ class HermesParser(FamilyParser):
         if self._args.invalid:
             # No JSON after the name: a broken call; what follows is read as text again.
             error = f"after <function={self._name}> the arguments must follow as a JSON object"
-            self._call_done(ToolCall(self._name or "unknown", {}, parse_error=error))
+            self._call_done(broken_call(self._name, error))
             self._mode = "text"
             return True
         self.buf = "" if end is None else self.buf[end:]
@@ -243,16 +240,13 @@ class HermesParser(FamilyParser):
             if final:
                 self._function_cut_off()
             return False
-        self._call_done(
-            call_from_object({"name": self._name, "arguments": self._args.raw})
-            or ToolCall(self._name or "unknown", {}, parse_error=_cut_off(self._args.raw))
-        )
+        self._call_done(call_from_arguments_text(self._name, self._args.raw, _FUNCTION_CALL))
         self._mode = "close"
         return True
 
     def _function_cut_off(self) -> None:
         raw = self._args.raw if self._args else self.buf
-        self._call_done(ToolCall(self._name or "unknown", {}, parse_error=_cut_off(raw)))
+        self._call_done(cut_off(self._name, raw))
         self.buf = ""
         self._mode = "text"
 
@@ -273,14 +267,14 @@ class HermesParser(FamilyParser):
             return False
         body = self.buf if end < 0 else self.buf[:end]
         self.buf = "" if end < 0 else self.buf[end + len(close) :]
-        self._call_done(ToolCall("unknown", {}, parse_error=_not_a_call(body)))
+        self._call_done(not_a_call_object(None, body, json_ok=False))
         self._mode = "close"
         return True
 
     def _in_close(self, final: bool) -> bool:
         """After a call: its closing tag and fence, if written, and the whitespace around."""
         while True:
-            stripped = self.buf.lstrip(_WHITESPACE)
+            stripped = self.buf.lstrip(WHITESPACE)
             if not stripped and not final:
                 self.buf = ""
                 return False
@@ -316,25 +310,11 @@ def _earliest(text: str, start: int, positions: dict[str, int]) -> tuple[int, st
 def _text_end(text: str, index: int, marker: str) -> int:
     """Text that is certain before an undecided marker: a bare call eats the whitespace
     before it, so that is held as well."""
-    return len(text[:index].rstrip(_WHITESPACE)) if marker == "{" else index
+    return len(text[:index].rstrip(WHITESPACE)) if marker == "{" else index
 
 
 def _count_ws(text: str, start: int) -> int:
     n = start
-    while n < len(text) and text[n] in _WHITESPACE:
+    while n < len(text) and text[n] in WHITESPACE:
         n += 1
     return n - start
-
-
-def _cut_off(raw: str) -> str:
-    return (
-        f"the tool call was cut off before it ended: {raw.strip()[:300]!r}"
-        " (write the whole call, or ask for fewer at once)"
-    )
-
-
-def _not_a_call(body: str) -> str:
-    return (
-        f"could not read the tool call: {body.strip()[:300]!r} is not a JSON object"
-        ' like {"name": ..., "arguments": {...}}'
-    )

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from functools import cache
 from typing import Any, Protocol
 
-_WHITESPACE = " \t\r\n"
+WHITESPACE = " \t\r\n"
 
 
 def held_prefix(text: str, markers: Iterable[str]) -> int:
@@ -81,7 +81,7 @@ class JsonScanner:
             return 0 if self.done else None
         for i, ch in enumerate(text):
             if not self.started:
-                if ch in _WHITESPACE:
+                if ch in WHITESPACE:
                     continue
                 if ch not in '{["':
                     self.invalid = True
@@ -106,7 +106,7 @@ class JsonScanner:
                 self.in_string = False
                 return self.depth == 0
             return False
-        if ch in _WHITESPACE:
+        if ch in WHITESPACE:
             return False
         self._compact.append(ch)
         if ch == '"':

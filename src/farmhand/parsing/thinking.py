@@ -8,9 +8,7 @@ whitespace is trimmed, and so is the whitespace between it and the reply.
 from __future__ import annotations
 
 from farmhand.messages import ReasoningDelta, StreamEvent, TextDelta
-from farmhand.parsing.scan import held_prefix
-
-_WHITESPACE = " \t\r\n"
+from farmhand.parsing.scan import WHITESPACE, held_prefix
 
 
 class ThinkingSplitter:
@@ -76,14 +74,14 @@ class ThinkingSplitter:
     def _think(self, events: list[StreamEvent], final: bool) -> None:
         end = self._buf.find(self.close_tag, self._scan_from)
         if end >= 0:
-            self._emit(events, self._buf[:end].rstrip(_WHITESPACE))
+            self._emit(events, self._buf[:end].rstrip(WHITESPACE))
             self._buf = self._buf[end + len(self.close_tag) :]
             self._state = "after"
             if self.in_content:
                 events.append(TextDelta("</think>"))
             return
         if final:
-            self._emit(events, self._buf.rstrip(_WHITESPACE))
+            self._emit(events, self._buf.rstrip(WHITESPACE))
             self._buf = ""
             return
         # Hold back what may be the start of the closing tag, and trailing whitespace, which
@@ -91,7 +89,7 @@ class ThinkingSplitter:
         # already, so only the new text is looked at.
         cut = len(self._buf) - held_prefix(self._buf, (self.close_tag,))
         last = cut - 1
-        while last >= self._checked and self._buf[last] in _WHITESPACE:
+        while last >= self._checked and self._buf[last] in WHITESPACE:
             last -= 1
         if last >= self._checked:
             self._emit(events, self._buf[: last + 1])
@@ -102,7 +100,7 @@ class ThinkingSplitter:
 
     def _emit(self, events: list[StreamEvent], text: str) -> None:
         if not self._began:
-            text = text.lstrip(_WHITESPACE)
+            text = text.lstrip(WHITESPACE)
         if not text:
             return
         self._began = True
@@ -110,6 +108,6 @@ class ThinkingSplitter:
 
 
 def _skip_space(text: str, start: int) -> int:
-    while start < len(text) and text[start] in _WHITESPACE:
+    while start < len(text) and text[start] in WHITESPACE:
         start += 1
     return start
