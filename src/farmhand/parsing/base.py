@@ -388,12 +388,8 @@ def call_from_object(obj: Any) -> ToolCall | None:
             arguments = json.loads(arguments) if arguments.strip() else {}
         except (json.JSONDecodeError, RecursionError) as exc:
             why = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
-            return ToolCall(
-                name,
-                {},
-                parse_error=f"the arguments of {name} are not JSON ({why}): {arguments[:200]}",
-                **extra,
-            )
+            error = f"the arguments of {name} are not valid JSON ({why}): {arguments[:200]}"
+            return ToolCall(name, {}, parse_error=error, **extra)
     if arguments is None:
         arguments = {}
     if not isinstance(arguments, dict):
