@@ -80,6 +80,9 @@ class McpServerConfig(_Strict):
     """HTTP headers sent with every request, e.g. Authorization (http and sse only)."""
     tool_timeout: float | None = Field(default=None, gt=0)
     """Seconds a tool call on this server may take; overrides runtime.tool_timeout."""
+    allow_unsafe_command: bool = False
+    """Allow a command farmhand refuses by default: a shell (sh, bash, zsh, ...), sudo/su,
+    rm, dd, curl, wget or nc (stdio only). Set it only for a server you trust."""
 
     @model_validator(mode="after")
     def _transport_needs(self) -> Self:
@@ -263,6 +266,16 @@ class RuntimeConfig(_Strict):
     """How many model turns with tool calls a single request may take."""
     tool_timeout: float = Field(default=30.0, gt=0)
     """Seconds one tool call may take (servers can override with their own tool_timeout)."""
+    max_tool_result_chars: int = Field(default=20000, ge=200)
+    """Longest tool result the model sees; longer ones keep their head and tail, and the full
+    text is saved under $FARMHAND_HOME/results/ (the cut result says where)."""
+    jit_tools: bool = False
+    """Just-in-time discovery: the model first sees only `mcp_discover(pattern)` and gets the
+    matching tools injected, instead of every tool of every server up front."""
+    jit_max_tools: int = Field(default=5, ge=1)
+    """Most tools one `mcp_discover` call injects (the most relevant ones)."""
+    jit_connect_eager: bool = False
+    """With jit_tools: start every MCP server up front instead of at the first discovery."""
 
 
 class FarmhandConfig(_Strict):

@@ -1,29 +1,36 @@
-"""One MCP server as a Toolset, through the official SDK's Client."""
+"""One MCP server as a Toolset: its tools listed (cached) and called under a timeout.
+
+Standalone (`async with MCPToolset.from_config(server)`), the toolset starts its server on
+entry and stops it on exit. From an `MCPPool`, it borrows the pool's long-lived connection
+and entering or leaving it changes nothing.
+"""
 
 from __future__ import annotations
 
-import os
-import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AsyncExitStack
+from pathlib import Path
 from typing import Any
 
 import anyio
-from mcp import Client, types
-from mcp.client import Transport
-from mcp.client.stdio import StdioServerParameters, stdio_client
-from mcp.server.mcpserver import MCPServer
+from mcp import types
 from mcp.shared.exceptions import MCPError
+from mcp_types import CONNECTION_CLOSED
 
 from farmhand.config.models import McpServerConfig
 from farmhand.errors import ToolServerError
 from farmhand.tools.definition import ToolDefinition
 from farmhand.toolsets.base import ToolOutput
+from farmhand.toolsets.mcp.connection import ServerConnection, reason
 from farmhand.toolsets.mcp.content import result_text
-from farmhand.toolsets.mcp.stdio import StderrLog, resolve_command
+from farmhand.toolsets.mcp.stdio import StderrLog
+from farmhand.toolsets.mcp.transports import ServerTarget, Target, server_target
 
-# What Client() connects to: a transport, a URL, or (in tests) an in-process server.
-Target = Transport | MCPServer | str
+__all__ = ["MCPToolset", "Target"]
+
+
+class _ServerGone(Exception):
+    """The session broke under a call (the server crashed or the connection dropped)."""
 
 
 class MCPToolset:
@@ -36,85 +43,75 @@ class MCPToolset:
     def __init__(
         self,
         name: str,
-        target: Callable[[], Target],
+        target: Callable[[], Target] | ServerTarget,
         *,
         describe: str = "",
         connect_timeout: float = 60.0,
         call_timeout: float = 30.0,
         stderr: StderrLog | None = None,
+        connection: ServerConnection | None = None,
     ) -> None:
         self.name = name
-        self._target = target
-        self._describe = describe or name
+        self._target = (
+            target
+            if isinstance(target, ServerTarget)
+            else ServerTarget(target, describe or name, stderr)
+        )
         self._connect_timeout = connect_timeout
         self._call_timeout = call_timeout
-        self._stderr = stderr
+        self._connection = connection
+        self._owns_connection = connection is None
         self._stack: AsyncExitStack | None = None
-        self._client: Client | None = None
-        self._tools: list[types.Tool] | None = None
-        self._scope = anyio.CancelScope()
-        self._ready = anyio.Event()
-        self._closing = anyio.Event()
-        self._error: BaseException | None = None
 
     @classmethod
-    def from_config(cls, server: McpServerConfig, *, call_timeout: float = 30.0) -> MCPToolset:
-        if server.transport != "stdio":
-            raise ToolServerError(
-                f"MCP server {server.name!r}: transport {server.transport!r} is not supported yet;"
-                " use transport: stdio"
-            )
-        assert server.command is not None  # the config validator requires it for stdio
-        params = StdioServerParameters(
-            command=resolve_command(server.command),
-            args=list(server.args),
-            env=dict(server.env) or None,
-            cwd=os.getcwd(),
-        )
-        stderr = StderrLog()
+    def from_config(
+        cls,
+        server: McpServerConfig,
+        *,
+        call_timeout: float = 30.0,
+        connect_timeout: float = 60.0,
+        from_request: bool = False,
+        allowed_dirs: Sequence[Path] | None = None,
+    ) -> MCPToolset:
+        """A toolset for a configured server; see `security.validate_command` for the checks
+        `from_request` and `allowed_dirs` add."""
+        target = server_target(server, from_request=from_request, allowed_dirs=allowed_dirs)
         return cls(
             server.name,
-            lambda: stdio_client(params, errlog=stderr.file),
-            describe=shlex.join([server.command, *server.args]),
+            target,
             call_timeout=server.tool_timeout or call_timeout,
-            stderr=stderr,
+            connect_timeout=connect_timeout,
         )
 
+    @classmethod
+    def pooled(cls, name: str, connection: ServerConnection, *, call_timeout: float) -> MCPToolset:
+        return cls(name, connection.target, call_timeout=call_timeout, connection=connection)
+
+    @property
+    def connection(self) -> ServerConnection:
+        if self._connection is None:
+            raise ToolServerError(f"MCP server {self.name!r} is not connected; use `async with`")
+        return self._connection
+
     async def __aenter__(self) -> MCPToolset:
-        # The SDK's Client opens task groups, so it lives in one task of ours from entry to
-        # exit (entering it under a timeout scope that closes first breaks anyio's nesting).
+        if not self._owns_connection:
+            return self
+        connection = self._connection = ServerConnection(
+            self.name, self._target, connect_timeout=self._connect_timeout
+        )
         stack = AsyncExitStack()
         group = await stack.enter_async_context(anyio.create_task_group())
-        stack.push_async_callback(self._stop)
-        group.start_soon(self._serve)
-        with anyio.move_on_after(self._connect_timeout) as waited:
-            await self._ready.wait()
-        if waited.cancelled_caught or self._client is None:
+        stack.callback(connection.close)  # runs before the group waits for run() to end
+        await group.start(connection.run)
+        try:
+            async with connection.session():
+                pass  # fail here, at entry, when the server cannot start
+        except BaseException:
             await stack.aclose()
-            why = (
-                f"did not answer within {self._connect_timeout:g} s"
-                if waited.cancelled_caught
-                else f"failed to start ({_reason(self._error)})"
-            )
-            raise ToolServerError(self._failure(why))
+            self._close_stderr()
+            raise
         self._stack = stack
         return self
-
-    async def _serve(self) -> None:
-        with self._scope:
-            try:
-                async with Client(self._target()) as client:
-                    self._client = client
-                    self._ready.set()
-                    await self._closing.wait()
-            except Exception as exc:
-                self._error = exc
-            finally:
-                self._client = None
-                self._ready.set()
-
-    async def _stop(self) -> None:
-        self._closing.set()
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
@@ -125,62 +122,83 @@ class MCPToolset:
             # Not under a shield scope: the task group inside must close in the scope that
             # opened it. The SDK shields its own process shutdown.
             await stack.aclose()
-        if self._stderr is not None:
-            self._stderr.close()
+            self._close_stderr()
+
+    def _close_stderr(self) -> None:
+        if self._owns_connection and self._target.stderr is not None:
+            self._target.stderr.close()
 
     async def list_tools(self) -> list[ToolDefinition]:
-        if self._tools is None:
-            client = self._connected()
-            try:
-                with anyio.fail_after(self._call_timeout):
-                    self._tools = list((await client.list_tools()).tools)
-            except Exception as exc:
-                raise ToolServerError(
-                    self._failure(f"could not list tools ({_reason(exc)})")
-                ) from exc
-        return [
-            ToolDefinition(
-                t.name,
-                t.description or "",
-                dict(t.input_schema),
-                annotations=t.annotations.model_dump(by_alias=True, exclude_none=True)
-                if t.annotations
-                else {},
-            )
-            for t in self._tools
-        ]
-
-    async def call_tool(self, name: str, arguments: dict[str, Any]) -> ToolOutput:
-        client = self._connected()
+        connection = self.connection
         try:
-            with anyio.fail_after(self._call_timeout):
-                result = await client.call_tool(name, arguments)
-        except TimeoutError:
-            return ToolOutput(
-                f"{self.name}:{name} did not answer within {self._call_timeout:g} s", is_error=True
-            )
-        except MCPError as exc:
-            return ToolOutput(f"{self.name}:{name} failed: {exc.error.message}", is_error=True)
+            tools = await connection.tools(self._call_timeout)
+        except ToolServerError:
+            raise
         except Exception as exc:
-            raise ToolServerError(self._failure(f"broke during {name} ({_reason(exc)})")) from exc
+            raise ToolServerError(
+                connection.failure(f"could not list tools ({reason(exc)})")
+            ) from exc
+        return [_definition(t) for t in tools]
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], *, timeout: float | None = None
+    ) -> ToolOutput:
+        """Call a tool; failures the model can act on come back as error results."""
+        limit = timeout or self._call_timeout
+        try:
+            return await self._call_once(name, arguments, limit)
+        except _ServerGone as gone:
+            if not self._may_retry(name):
+                return ToolOutput(
+                    f"{self.name}:{name} failed: the MCP server stopped during the call"
+                    f" ({gone}); it is restarted on the next call. The call may or may not"
+                    " have taken effect.",
+                    is_error=True,
+                )
+        try:  # read-only or idempotent: running it again is safe
+            return await self._call_once(name, arguments, limit)
+        except _ServerGone as gone:
+            return ToolOutput(
+                f"{self.name}:{name} failed twice: the MCP server stopped during the call"
+                f" and again after a restart ({gone})",
+                is_error=True,
+            )
+
+    async def _call_once(self, name: str, arguments: dict[str, Any], limit: float) -> ToolOutput:
+        connection = self.connection
+        async with connection.session() as client:
+            try:
+                with anyio.fail_after(limit):
+                    result = await client.call_tool(name, arguments)
+            except TimeoutError:
+                return ToolOutput(
+                    f"{self.name}:{name} did not answer within {limit:g} s and was cancelled;"
+                    " try a smaller request, or another tool",
+                    is_error=True,
+                )
+            except MCPError as exc:
+                if exc.error.code == CONNECTION_CLOSED or not connection.connected:
+                    connection.mark_broken(client)
+                    raise _ServerGone(exc.error.message) from exc
+                return ToolOutput(f"{self.name}:{name} failed: {exc.error.message}", is_error=True)
+            except Exception as exc:
+                connection.mark_broken(client)
+                raise _ServerGone(reason(exc)) from exc
+        connection.call_succeeded()
         return ToolOutput(result_text(result), is_error=bool(result.is_error))
 
-    def _connected(self) -> Client:
-        if self._client is None:
-            why = f" (it stopped: {_reason(self._error)})" if self._error else ""
-            raise ToolServerError(self._failure(f"is not connected{why}"))
-        return self._client
-
-    def _failure(self, what: str) -> str:
-        message = f"MCP server {self.name!r} ({self._describe}) {what}"
-        tail = self._stderr.tail() if self._stderr else ""
-        return f"{message}; its stderr ended with:\n{tail}" if tail else message
+    def _may_retry(self, name: str) -> bool:
+        tool = self.connection.cached_tool(name)
+        hints = tool.annotations if tool else None
+        return bool(hints and (hints.read_only_hint or hints.idempotent_hint))
 
 
-def _reason(exc: BaseException | None) -> str:
-    """The innermost useful message of an exception (task groups wrap them in groups)."""
-    if exc is None:
-        return "unknown reason"
-    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
-        exc = exc.exceptions[0]
-    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+def _definition(tool: types.Tool) -> ToolDefinition:
+    return ToolDefinition(
+        tool.name,
+        tool.description or "",
+        dict(tool.input_schema),
+        annotations=tool.annotations.model_dump(by_alias=True, exclude_none=True)
+        if tool.annotations
+        else {},
+    )

@@ -1,0 +1,294 @@
+"""One MCP server's session, kept alive in one long-lived task and restarted when it breaks.
+
+The SDK's Client opens task groups and cancel scopes, so it must be entered and left in the
+same task: `run()` is that task. Callers in any task ask `session()` for the live Client;
+when there is none (not started yet, crashed, closed for idleness) `run()` connects again,
+after a backoff that grows with consecutive failures.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+from anyio.abc import TaskStatus
+from mcp import Client, types
+from mcp.client import IncomingMessage
+from mcp.server.mcpserver import MCPServer
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from farmhand.errors import ToolServerError
+from farmhand.toolsets.mcp.transports import ServerTarget, watched
+
+log = logging.getLogger(__name__)
+
+TOOLS_TTL = 300.0
+"""Seconds a tool list is trusted before it is fetched again."""
+MAX_BACKOFF = 30.0
+
+
+class _Attempt:
+    """One request to connect; done once it succeeded or failed."""
+
+    def __init__(self) -> None:
+        self.done = anyio.Event()
+        self.abandoned = False
+        self.timed_out = False
+        self.scope: anyio.CancelScope | None = None
+
+
+class ServerConnection:
+    """The live session with one server, shared by every toolset over that server."""
+
+    def __init__(
+        self,
+        name: str,
+        target: ServerTarget,
+        *,
+        connect_timeout: float = 60.0,
+        idle_timeout: float | None = None,
+        mode: str = "auto",
+    ) -> None:
+        self.name = name
+        self.mode = mode
+        """How to pick the protocol revision: "auto" probes, "legacy" forces the handshake."""
+        self.target = target
+        self.connect_timeout = connect_timeout
+        self.idle_timeout = idle_timeout
+        self.failures = 0
+        """Consecutive crashes or failed starts; reset by a successful call."""
+        self.restarts = 0
+        self.protocol_version: str | None = None
+        """The revision the last session negotiated, e.g. 2025-11-25 or 2026-07-28."""
+        self._client: Client | None = None
+        self._down = anyio.Event()  # the current session must end (crash, broken, idle, close)
+        self._wanted = anyio.Event()  # someone wants a session
+        self._attempt = _Attempt()
+        self._lock = anyio.Lock()
+        self._closed = False
+        self._error: BaseException | None = None
+        self._busy = 0
+        self._last_used = time.monotonic()
+        self._tools: list[types.Tool] | None = None
+        self._tools_at = 0.0
+        self._tools_changed = anyio.Event()
+        self._ever_connected = False
+
+    # --- the long-lived task -------------------------------------------------------------
+
+    async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Serve sessions until close(); run it in a task group that outlives every caller."""
+        task_status.started()
+        while True:
+            await self._wanted.wait()
+            self._wanted = anyio.Event()
+            if self._closed:
+                return
+            attempt = self._attempt
+            if not attempt.abandoned:
+                await self._serve_one(attempt)
+            if self._closed:
+                return
+
+    async def _serve_one(self, attempt: _Attempt) -> None:
+        connected = False
+        backoff = self._backoff()
+        # The deadline covers the start only (lifted once connected). The scope encloses the
+        # whole Client, so cancelling it never leaves one of the SDK's scopes half closed.
+        with anyio.CancelScope(
+            deadline=anyio.current_time() + backoff + self.connect_timeout
+        ) as scope:
+            attempt.scope = scope
+            try:
+                await anyio.sleep(backoff)
+                down = self._down = anyio.Event()
+                transport: Any = self.target.open()
+                if not isinstance(transport, str | MCPServer):
+                    transport = watched(transport, down.set)
+                async with Client(
+                    transport, mode=self.mode, message_handler=self._on_message
+                ) as client:
+                    if self._ever_connected:
+                        self.restarts += 1
+                    self._ever_connected = True
+                    self.protocol_version = client.protocol_version
+                    self._last_used = time.monotonic()
+                    self._client = client
+                    connected = True
+                    scope.deadline = math.inf
+                    attempt.done.set()
+                    async with anyio.create_task_group() as group:
+                        group.start_soon(self._refresh_tools_on_change, client)
+                        group.start_soon(self._listen_for_tool_changes, client)
+                        await self._hold(down)
+                        group.cancel_scope.cancel()
+            except Exception as exc:
+                self._error = exc
+                if not connected:  # a session that broke was counted by _hold already
+                    self.failures += 1
+            finally:
+                self._client = None
+                attempt.done.set()
+        if scope.cancelled_caught and not self._closed:
+            attempt.timed_out = True
+            self.failures += 1
+
+    async def _hold(self, down: anyio.Event) -> None:
+        """Wait until the session must end: it broke, was closed, or sat idle too long."""
+        while not down.is_set():
+            if self.idle_timeout is None:
+                await down.wait()
+                break
+            left = self._last_used + self.idle_timeout - time.monotonic()
+            if left <= 0 and self._busy == 0:
+                log.info("closing MCP server %s: idle for %g s", self.name, self.idle_timeout)
+                return
+            with anyio.move_on_after(max(left, 1.0)):  # a call still running: look again soon
+                await down.wait()
+        if not self._closed:
+            self.failures += 1  # it crashed or broke under a call
+
+    def _backoff(self) -> float:
+        if self.failures <= 1:
+            return 0.0
+        return min(0.25 * 2.0 ** (self.failures - 2), MAX_BACKOFF)
+
+    async def _on_message(self, message: IncomingMessage) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
+            # Not fetched here: this runs in the session's read loop, which the answer needs.
+            self._tools_at = 0.0
+            self._tools_changed.set()
+
+    async def _listen_for_tool_changes(self, client: Client) -> None:
+        """On the stateless revision (2026-07-28) change events come from a subscription,
+        not as notifications; older servers send them unasked (see _on_message)."""
+        tools = client.server_capabilities.tools
+        if client.protocol_version not in MODERN_PROTOCOL_VERSIONS or not (
+            tools and tools.list_changed
+        ):
+            return
+        try:
+            async with client.listen(tools_list_changed=True) as changes:
+                async for _ in changes:
+                    self._tools_at = 0.0
+                    self._tools_changed.set()
+        except Exception as exc:  # the TTL still bounds how stale the list gets
+            log.info("MCP server %s: no tool change events (%s)", self.name, reason(exc))
+
+    async def _refresh_tools_on_change(self, client: Client) -> None:
+        while True:
+            await self._tools_changed.wait()
+            self._tools_changed = anyio.Event()
+            try:
+                with anyio.fail_after(self.connect_timeout):
+                    self._store_tools(await _all_tools(client))
+            except Exception as exc:
+                log.warning("MCP server %s: refreshing its tools failed: %s", self.name, exc)
+
+    # --- for callers, in any task ----------------------------------------------------------
+
+    @property
+    def connected(self) -> bool:
+        return self._client is not None and not self._down.is_set()
+
+    @asynccontextmanager
+    async def session(self) -> AsyncIterator[Client]:
+        """The live Client, connecting first if needed; counts as use (for the idle timer)."""
+        self._busy += 1  # before connecting: a fresh session must not look idle
+        try:
+            client = self._client
+            if client is None or self._down.is_set():
+                client = await self._connect()
+            yield client
+        finally:
+            self._busy -= 1
+            self._last_used = time.monotonic()
+
+    async def _connect(self) -> Client:
+        async with self._lock:
+            if self._client is not None and not self._down.is_set():
+                return self._client
+            if self._closed:
+                raise ToolServerError(self.failure("was shut down"))
+            attempt = self._attempt = _Attempt()
+            self._wanted.set()
+            wait = self.connect_timeout + self._backoff() + 10.0  # + a dying session's shutdown
+            with anyio.move_on_after(wait) as waited:
+                await attempt.done.wait()
+            if waited.cancelled_caught or attempt.timed_out:
+                attempt.abandoned = True
+                if attempt.scope is not None:
+                    attempt.scope.cancel()
+                raise ToolServerError(
+                    self.failure(f"did not answer within {self.connect_timeout:g} s")
+                )
+            if self._closed:
+                raise ToolServerError(self.failure("was shut down"))
+            if self._client is None:
+                verb = "failed to restart" if self._ever_connected else "failed to start"
+                raise ToolServerError(self.failure(f"{verb} ({reason(self._error)})"))
+            return self._client
+
+    def mark_broken(self, client: Client) -> None:
+        """`client`'s session failed under a call: end it, so the next call starts a new one
+        (unless another call already did, and a fresh session is up)."""
+        if client is self._client:
+            self._down.set()
+
+    def call_succeeded(self) -> None:
+        self.failures = 0
+
+    async def tools(self, timeout: float) -> list[types.Tool]:
+        """The server's tools, cached for TOOLS_TTL and refreshed when the server says so."""
+        if self._tools is None or time.monotonic() - self._tools_at > TOOLS_TTL:
+            async with self.session() as client:
+                with anyio.fail_after(timeout):
+                    self._store_tools(await _all_tools(client))
+        assert self._tools is not None
+        return self._tools
+
+    def cached_tool(self, name: str) -> types.Tool | None:
+        return next((t for t in self._tools or () if t.name == name), None)
+
+    def _store_tools(self, tools: list[types.Tool]) -> None:
+        self._tools, self._tools_at = tools, time.monotonic()
+
+    def close(self) -> None:
+        """Ask run() to end the session and return; its task group then finishes."""
+        self._closed = True
+        self._down.set()
+        self._wanted.set()
+        if self._client is None and self._attempt.scope is not None:
+            self._attempt.scope.cancel()  # still connecting: do not wait for it
+
+    def failure(self, what: str) -> str:
+        """A message naming the server, its command and the end of its stderr."""
+        message = f"MCP server {self.name!r} ({self.target.describe}) {what}"
+        tail = self.target.stderr.tail() if self.target.stderr else ""
+        return f"{message}; its stderr ended with:\n{tail}" if tail else message
+
+
+async def _all_tools(client: Client) -> list[types.Tool]:
+    tools: list[types.Tool] = []
+    cursor: str | None = None
+    for _ in range(100):  # a server whose pages never end cannot hang the listing
+        page = await client.list_tools(cursor=cursor, cache_mode="bypass")
+        tools.extend(page.tools)
+        cursor = page.next_cursor
+        if not cursor:
+            break
+    return tools
+
+
+def reason(exc: BaseException | None) -> str:
+    """The innermost useful message of an exception (task groups wrap them in groups)."""
+    if exc is None:
+        return "unknown reason"
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__

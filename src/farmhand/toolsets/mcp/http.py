@@ -1,0 +1,25 @@
+"""Servers reached over streamable HTTP: the current revision and the SDK 2.x stateless one
+(which `mcp.Client` negotiates by itself)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import httpx2
+from mcp.client.streamable_http import streamable_http_client
+
+# The SDK's own defaults: requests time out after 30 s, a response stream may idle for 300 s
+# (tool calls have their own, shorter timeout above this).
+HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)
+
+
+@asynccontextmanager
+async def streamable_http(url: str, headers: dict[str, str]) -> AsyncIterator[Any]:
+    # The SDK leaves a client it was given open; this one lives exactly as long as the session.
+    async with (
+        httpx2.AsyncClient(headers=headers or None, timeout=HTTP_TIMEOUT) as http,
+        streamable_http_client(url, http_client=http) as streams,
+    ):
+        yield streams
