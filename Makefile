@@ -23,3 +23,4 @@ bench: setup
 	.venv/bin/python bench/embedded_tokens_per_second.py
 	.venv/bin/python bench/constrained_decoding.py
 	.venv/bin/python bench/parse_streaming.py
+	.venv/bin/python bench/mcp_call_overhead.py

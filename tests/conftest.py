@@ -1,3 +1,4 @@
+import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -13,15 +14,24 @@ def anyio_backend() -> str:
 
 @pytest.fixture
 def farmhand_cli() -> Callable[..., subprocess.CompletedProcess[str]]:
-    """Runs the real `farmhand` command in a subprocess: `farmhand_cli(*args, cwd=...)`."""
+    """Runs the real `farmhand` command in a subprocess: `farmhand_cli(*args, cwd=...)`;
+    `input=` is piped to its stdin, `env=` adds environment variables."""
 
-    def run(*args: str, cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    def run(
+        *args: str,
+        cwd: Path,
+        timeout: float = 600,
+        input: str | None = None,
+        env: dict[str, str] | None = None,
+    ) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [sys.executable, "-m", "farmhand", *args],
             cwd=cwd,
             capture_output=True,
             text=True,
             timeout=timeout,
+            input=input,
+            env={**os.environ, **env} if env else None,
         )
 
     return run

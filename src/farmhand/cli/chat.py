@@ -114,16 +114,16 @@ async def _run(
                 if isinstance(event, LoopFinished):
                     if not quiet:
                         console.print()
-                        _render_pending(event)
+                        render_pending(event)
                     return event
                 if not quiet:
-                    _render(event)
+                    render_event(event)
         finally:
             await session.provider.aclose()
     raise AssertionError("the loop ended without a result")
 
 
-def _render(event: LoopEvent) -> None:
+def render_event(event: LoopEvent) -> None:
     if isinstance(event, TextChunk):
         console.print(event.text, end="", markup=False, highlight=False)
     elif isinstance(event, ToolCallStarted):
@@ -165,7 +165,7 @@ def check_tool_choice(choice: ToolChoice, tools: Sequence[ToolDefinition]) -> To
     return {"type": "function", "function": {"name": matches[0]}}
 
 
-def _render_pending(result: LoopFinished) -> None:
+def render_pending(result: LoopFinished) -> None:
     for call in result.pending_calls:
         arguments = json.dumps(call.arguments, ensure_ascii=False)
         console.print(

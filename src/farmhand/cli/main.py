@@ -8,6 +8,8 @@ from farmhand.cli import models as models_commands
 from farmhand.cli.chat import chat
 from farmhand.cli.config import config_app
 from farmhand.cli.parse import parse_command
+from farmhand.cli.run import run
+from farmhand.cli.tools import tools_app
 
 app = typer.Typer(
     name="farmhand",
@@ -18,6 +20,8 @@ app = typer.Typer(
 )
 app.command()(chat)
 app.command("parse")(parse_command)
+app.command("run")(run)
+app.add_typer(tools_app, name="tools", help="List, search and call MCP tools (no model).")
 app.add_typer(config_app, name="config", help="Show or check the configuration.")
 models_commands.register(app)
 

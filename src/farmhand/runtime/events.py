@@ -38,7 +38,8 @@ class ToolCallFinished:
 
 @dataclass(frozen=True)
 class ToolCallRecord:
-    """One executed call and what it returned."""
+    """One executed call and what it returned, in full: `result.content` is never cut to
+    the size budget the model's copy is held to (include_tool_results returns these)."""
 
     call: ToolCall
     result: ToolResult

@@ -4,13 +4,22 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from farmhand.errors import ToolError
-from farmhand.messages import ToolCall, ToolResult
+from farmhand.messages import Message, ToolCall, ToolResult
 from farmhand.tools.definition import ToolDefinition
 from farmhand.tools.schema import normalize_schema, validate_arguments
-from farmhand.toolsets.base import Toolset
+from farmhand.toolsets.base import ConversationAware, Toolset
 from farmhand.toolsets.wrappers import SEPARATOR
+
+
+class Outcome(NamedTuple):
+    """One call's result as the model sees it, and as the tool returned it (the two differ
+    when the result was cut to the size budget)."""
+
+    result: ToolResult
+    full: ToolResult
 
 
 class ToolRouter:
@@ -29,8 +38,11 @@ class ToolRouter:
         self._definitions: list[ToolDefinition] | None = None
         self._by_name: dict[str, ToolDefinition] = {}
 
-    async def list_tools(self) -> list[ToolDefinition]:
-        if self._definitions is None:
+    async def list_tools(self, *, refresh: bool = False) -> list[ToolDefinition]:
+        """The tools to offer the model. `refresh` lists the toolsets again: the loop does it
+        every turn, so tools a toolset adds mid-conversation (JIT discovery) are offered."""
+        if self._definitions is None or refresh:
+            self._owner = {}
             definitions: list[ToolDefinition] = []
             for toolset in self._toolsets:
                 for tool in await toolset.list_tools():
@@ -71,24 +83,58 @@ class ToolRouter:
     def is_client_tool(self, name: str) -> bool:
         return name in self._client_tools and name not in self._owner
 
+    def note_conversation(self, messages: Sequence[Message]) -> None:
+        """Let toolsets that rank or choose tools by the conversation (JIT discovery) see it."""
+        for toolset in self._toolsets:
+            if isinstance(toolset, ConversationAware):
+                toolset.note_conversation(messages)
+
+    def serial_lane(self, call: ToolCall) -> str | None:
+        """None when the call may run beside any other; else the name of the lane (its
+        server) in which it must wait for the calls before it.
+
+        MCP has no "safe to call concurrently" hint, so readOnlyHint stands in for it: a
+        tool that changes nothing cannot race with another call. Every other call to the
+        same server runs in the order the model wrote it (a write then a read of one file
+        must not swap), while different servers still run side by side.
+        """
+        name = self.resolve(call.name) or call.name
+        definition = self._by_name.get(name)
+        if call.parse_error or definition is None or definition.read_only:
+            return None
+        return name.split(SEPARATOR, 1)[0] if SEPARATOR in name else name
+
     async def execute(self, call: ToolCall) -> ToolResult:
         """Run one call; every failure becomes an error result the model can read."""
+        return (await self.execute_full(call)).result
+
+    async def execute_full(self, call: ToolCall) -> Outcome:
+        """`execute`, plus the result at full length when it was cut for the model."""
         if call.parse_error:
-            return ToolResult(call.id, call.name, f"Error: {call.parse_error}", is_error=True)
+            return _same(ToolResult(call.id, call.name, f"Error: {call.parse_error}", True))
         name = self.resolve(call.name)
         if name is None or name not in self._owner:
             available = ", ".join(sorted([*self._owner, *self._client_tools])) or "none"
-            return ToolResult(
-                call.id,
-                call.name,
-                f"Error: there is no tool named {call.name!r}. Available tools: {available}",
-                is_error=True,
+            return _same(
+                ToolResult(
+                    call.id,
+                    call.name,
+                    f"Error: there is no tool named {call.name!r}. Available tools: {available}",
+                    is_error=True,
+                )
             )
         try:
             output = await self._owner[name].call_tool(name, call.arguments)
         except ToolError as exc:
-            return ToolResult(call.id, name, f"Error: {exc}", is_error=True)
-        return ToolResult(call.id, name, output.text, is_error=output.is_error)
+            return _same(ToolResult(call.id, name, f"Error: {exc}", is_error=True))
+        result = ToolResult(call.id, name, output.text, is_error=output.is_error)
+        if output.full_text is None or output.full_text == output.text:
+            return _same(result)
+        return Outcome(result, dataclasses.replace(result, content=output.full_text))
+
+
+def _same(result: ToolResult) -> Outcome:
+    return Outcome(result, result)
 
 
 def _normalized(tool: ToolDefinition) -> ToolDefinition:

@@ -30,7 +30,7 @@ from farmhand.runtime.events import (
     ToolCallStarted,
     TurnStarted,
 )
-from farmhand.runtime.executor import ToolRouter
+from farmhand.runtime.executor import Outcome, ToolRouter
 from farmhand.runtime.history import repair_history
 
 DEFAULT_MAX_TOOL_ROUNDS = 10
@@ -87,13 +87,17 @@ async def run_loop(
     turn that still calls tools is replaced by one answer turn without tools, and the loop
     ends with stop_reason "round_limit".
 
+    Every call of a turn runs; see `_execute_all` for which run concurrently. The history
+    the model sees carries results cut to the toolsets' size budget, while
+    `LoopFinished.tool_calls` carries every executed call with its complete, full-length
+    result: that is what `include_tool_results` returns to API callers.
+
     A call identical to one already run (same tool, same arguments) is not run again: its
     result is in the history already. A turn made only of such repeats means the model is
     stuck (small models often are), so it gets one turn without tools to answer from the
     results it has.
     """
     state = _State(list(messages))
-    tools = await router.list_tools()
     answer_only = False
     limit_hit = False
     turn_number = 0
@@ -102,6 +106,9 @@ async def run_loop(
         yield TurnStarted(turn_number)
         turn = _Turn()
         prompt, turn_settings = repair_history(state.history), settings
+        # Listed again every turn: JIT discovery adds tools between turns.
+        router.note_conversation(state.history)
+        tools = await router.list_tools(refresh=True)
         if state.rounds and settings.tool_choice not in ("auto", "none"):
             # A forced call is for the first turn; after its results the model may answer.
             turn_settings = dataclasses.replace(settings, tool_choice="auto")
@@ -146,13 +153,14 @@ async def run_loop(
                 fresh.append(call)
         for call in fresh:
             yield ToolCallStarted(call)
-        fresh_results = dict(zip(map(id, fresh), await _execute_all(router, fresh), strict=True))
+        outcomes = dict(zip(map(id, fresh), await _execute_all(router, fresh), strict=True))
         for call in server_calls:
-            result = fresh_results.get(id(call))
-            if result is None:
+            outcome = outcomes.get(id(call))
+            if outcome is None:
                 result = _repeat_result(call)
             else:
-                state.records.append(ToolCallRecord(call, result))
+                result = outcome.result
+                state.records.append(ToolCallRecord(call, outcome.full))
                 yield ToolCallFinished(call, result)
             state.history.append(Message.tool(result))
         if client_calls:
@@ -189,16 +197,31 @@ def _answer_prompt(history: Sequence[Message]) -> list[Message]:
     return [*history[:last], Message.user(request)]
 
 
-async def _execute_all(router: ToolRouter, calls: Sequence[ToolCall]) -> list[ToolResult]:
-    """Run every call of a turn concurrently; results keep the calls' order."""
-    results: list[ToolResult | None] = [None] * len(calls)
+async def _execute_all(router: ToolRouter, calls: Sequence[ToolCall]) -> list[Outcome]:
+    """Run the calls of a turn; results keep the calls' order.
 
-    async def run(index: int, call: ToolCall) -> None:
-        results[index] = await router.execute(call)
+    Calls that may run side by side (see `ToolRouter.serial_lane`) each get a task; the
+    others queue in one task per server and run there in the order the model wrote them.
+    """
+    results: list[Outcome | None] = [None] * len(calls)
+    lanes: dict[str, list[int]] = {}
+    alone: list[int] = []
+    for index, call in enumerate(calls):
+        lane = router.serial_lane(call)
+        if lane is None:
+            alone.append(index)
+        else:
+            lanes.setdefault(lane, []).append(index)
+
+    async def run(indexes: list[int]) -> None:
+        for index in indexes:
+            results[index] = await router.execute_full(calls[index])
 
     async with anyio.create_task_group() as group:
-        for index, call in enumerate(calls):
-            group.start_soon(run, index, call)
+        for index in alone:
+            group.start_soon(run, [index])
+        for indexes in lanes.values():
+            group.start_soon(run, indexes)
     return [r for r in results if r is not None]
 
 

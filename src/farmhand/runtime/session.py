@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from contextlib import AsyncExitStack
+from collections.abc import AsyncIterator, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -15,7 +15,10 @@ from farmhand.runtime.executor import ToolRouter
 from farmhand.tools.definition import ToolDefinition
 from farmhand.toolsets.base import Toolset
 from farmhand.toolsets.mcp.client import MCPToolset
+from farmhand.toolsets.mcp.discovery import DiscoveryToolset, ServerSource
 from farmhand.toolsets.wrappers import (
+    DEFAULT_MAX_RESULT_CHARS,
+    CappedResults,
     FilteredToolset,
     PrefixedToolset,
     WorkingDirPaths,
@@ -90,11 +93,72 @@ def _default_base_url(provider: str) -> str:
 
 
 @dataclass
+class ToolSettings:
+    """How a session offers and runs MCP tools (from `runtime:` in the config)."""
+
+    tool_timeout: float = 30.0
+    max_tool_result_chars: int = DEFAULT_MAX_RESULT_CHARS
+    jit_tools: bool = False
+    jit_max_tools: int = 5
+    jit_connect_eager: bool = False
+
+
+@dataclass
+class ServerToolsets:
+    """Opens MCP servers with farmhand's wrappers: results capped to the budget and, for
+    servers started for a folder the user named (--tools DIR), relative paths read as the
+    user's working directory and only read-only tools offered."""
+
+    settings: ToolSettings = field(default_factory=ToolSettings)
+    folder_servers: frozenset[str] = frozenset()
+    read_only_folders: bool = True
+
+    @asynccontextmanager
+    async def open(self, server: McpServerConfig) -> AsyncIterator[Toolset]:
+        """One server's tools under their own names, for as long as the context lasts."""
+        async with MCPToolset.from_config(
+            server, call_timeout=self.settings.tool_timeout
+        ) as toolset:
+            yield self.wrap(server.name, toolset)
+
+    def wrap(self, name: str, toolset: Toolset) -> Toolset:
+        inner: Toolset = toolset
+        if name in self.folder_servers:
+            inner = WorkingDirPaths(inner, Path.cwd())
+            if self.read_only_folders:
+                inner = FilteredToolset(
+                    inner, read_only_current, "--tools gives the model read-only access"
+                )
+        return CappedResults(inner, self.settings.max_tool_result_chars)
+
+    async def enter_all(
+        self, stack: AsyncExitStack, servers: Sequence[McpServerConfig]
+    ) -> list[Toolset]:
+        """Every server, as toolsets ready for a ToolRouter: one DiscoveryToolset with JIT,
+        else each server's tools up front under `server:` prefixes."""
+        if self.settings.jit_tools:
+            discovery = DiscoveryToolset(
+                [self.source(s) for s in servers],
+                max_tools=self.settings.jit_max_tools,
+                connect_eager=self.settings.jit_connect_eager,
+            )
+            return [await stack.enter_async_context(discovery)] if servers else []
+        toolsets: list[Toolset] = []
+        for server in servers:
+            toolset = await stack.enter_async_context(self.open(server))
+            toolsets.append(PrefixedToolset(toolset, server.name))
+        return toolsets
+
+    def source(self, server: McpServerConfig, description: str = "") -> ServerSource:
+        return ServerSource(server.name, description, lambda: self.open(server))
+
+
+@dataclass
 class ChatSession:
     """A provider, connected toolsets and the opening messages for one model.
 
-    Use as `async with`: MCP servers start on entry and are stopped (with their child
-    processes) on exit.
+    Use as `async with`: MCP servers start on entry (with JIT discovery, at first use) and
+    are stopped (with their child processes) on exit.
     """
 
     provider: Provider
@@ -109,22 +173,15 @@ class ChatSession:
     # Tools the caller defined and runs itself (e.g. `chat --tools-file`): calls to them
     # end the loop and are handed back.
     client_tools: Sequence[ToolDefinition] = ()
+    tools: ToolSettings | None = None
     router: ToolRouter = field(init=False)
     _stack: AsyncExitStack = field(init=False, default_factory=AsyncExitStack)
 
     async def __aenter__(self) -> ChatSession:
-        toolsets: list[Toolset] = []
+        settings = self.tools or ToolSettings(tool_timeout=self.tool_timeout)
+        opener = ServerToolsets(settings, self.folder_servers)
         try:
-            for server in self.servers:
-                toolset = MCPToolset.from_config(server, call_timeout=self.tool_timeout)
-                await self._stack.enter_async_context(toolset)
-                inner: Toolset = toolset
-                if server.name in self.folder_servers:
-                    inner = WorkingDirPaths(toolset, Path.cwd())
-                    inner = FilteredToolset(
-                        inner, read_only_current, "--tools gives the model read-only access"
-                    )
-                toolsets.append(PrefixedToolset(inner, server.name))
+            toolsets = await opener.enter_all(self._stack, self.servers)
             self.router = ToolRouter(
                 toolsets, client_tools=[*self.model.tool_definitions(), *self.client_tools]
             )
@@ -142,6 +199,17 @@ class ChatSession:
         return [*messages, Message.user(user_prompt)]
 
 
+def tool_settings(config: FarmhandConfig, *, jit: bool | None = None) -> ToolSettings:
+    runtime = config.runtime
+    return ToolSettings(
+        tool_timeout=runtime.tool_timeout,
+        max_tool_result_chars=runtime.max_tool_result_chars,
+        jit_tools=runtime.jit_tools if jit is None else jit,
+        jit_max_tools=runtime.jit_max_tools,
+        jit_connect_eager=runtime.jit_connect_eager,
+    )
+
+
 def session_for(
     config: FarmhandConfig,
     model_name: str | None,
@@ -152,6 +220,7 @@ def session_for(
     model_path: Path | None = None,
     client_tools: Sequence[ToolDefinition] = (),
     progress: bool = True,
+    jit: bool | None = None,
 ) -> ChatSession:
     model = config.model(model_name)
     provider = build_provider(model, model_path=model_path, progress=progress)
@@ -165,4 +234,5 @@ def session_for(
         tool_timeout=config.runtime.tool_timeout,
         max_tool_rounds=config.runtime.max_tool_rounds,
         client_tools=client_tools,
+        tools=tool_settings(config, jit=jit),
     )

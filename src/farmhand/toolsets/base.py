@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from farmhand.messages import Message
 from farmhand.tools.definition import ToolDefinition
 
 
@@ -14,6 +16,9 @@ class ToolOutput:
 
     text: str
     is_error: bool = False
+    # Set by wrappers that shorten `text` for the model (result capping): the whole output,
+    # which the caller still gets in the loop's tool-call records.
+    full_text: str | None = None
 
 
 @runtime_checkable
@@ -27,3 +32,11 @@ class Toolset(Protocol):
     async def list_tools(self) -> list[ToolDefinition]: ...
 
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> ToolOutput: ...
+
+
+@runtime_checkable
+class ConversationAware(Protocol):
+    """A toolset that wants to see the conversation before each model turn (JIT discovery
+    ranks the tools it injects by what the user asked)."""
+
+    def note_conversation(self, messages: Sequence[Message]) -> None: ...

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import re
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from farmhand.paths import farmhand_home
 from farmhand.tools.definition import ToolDefinition
 from farmhand.toolsets.base import ToolOutput, Toolset
 
@@ -86,3 +90,66 @@ def read_only_current(tool: ToolDefinition) -> bool:
     """Read-only tools, less those whose own description says they are deprecated (their
     replacement is listed too, and small models pick the first of two near-twins)."""
     return tool.read_only and "DEPRECATED" not in tool.description.upper()
+
+
+DEFAULT_MAX_RESULT_CHARS = 20_000
+
+
+def results_dir() -> Path:
+    """Where the full text of cut tool results is kept for the user to read."""
+    return farmhand_home() / "results"
+
+
+class CappedResults:
+    """Cuts results longer than `max_chars` to their head and tail, with a marker in the
+    middle saying how much was cut and where the full text was saved.
+
+    A small model's context cannot hold a 2 MB directory tree, and the start (headers,
+    first entries) and the end (totals, the error at the bottom) carry most of the value.
+    The whole output stays in `ToolOutput.full_text`, so the caller still gets it.
+    """
+
+    def __init__(
+        self,
+        inner: Toolset,
+        max_chars: int = DEFAULT_MAX_RESULT_CHARS,
+        save_dir: Callable[[], Path] = results_dir,
+    ) -> None:
+        self.inner = inner
+        self.max_chars = max_chars
+        self.save_dir = save_dir
+
+    async def list_tools(self) -> list[ToolDefinition]:
+        return await self.inner.list_tools()
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> ToolOutput:
+        output = await self.inner.call_tool(name, arguments)
+        full = output.full_text if output.full_text is not None else output.text
+        if len(output.text) <= self.max_chars:
+            return output
+        saved = self._save(name, full)
+        return ToolOutput(cut_middle(output.text, self.max_chars, saved), output.is_error, full)
+
+    def _save(self, name: str, text: str) -> Path | None:
+        directory = self.save_dir()
+        digest = hashlib.sha256(text.encode()).hexdigest()[:10]
+        safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
+        path = directory / f"{time.strftime('%Y%m%d-%H%M%S')}-{safe}-{digest}.txt"
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+        except OSError:
+            return None  # a full disk must not fail the call; the marker says it was not saved
+        return path
+
+
+def cut_middle(text: str, max_chars: int, saved: Path | None) -> str:
+    """`text` as its head and tail around a marker, `max_chars` long at most (the marker
+    included, unless max_chars is too small to hold it)."""
+    where = f"the full text is in {saved}" if saved else "the full text could not be saved"
+    marker = f"\n\n[... {{cut}} of {len(text)} characters cut here; {where} ...]\n\n"
+    keep = max(max_chars - len(marker.format(cut=len(text))), 0)
+    head = keep * 2 // 3  # the head usually matters more: headings, first entries
+    tail = keep - head
+    cut = len(text) - head - tail
+    return text[:head] + marker.format(cut=cut) + (text[len(text) - tail :] if tail else "")

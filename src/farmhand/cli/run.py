@@ -1,0 +1,137 @@
+"""`farmhand run`: an interactive chat with a model that may use tools.
+
+Reads one message per line from stdin (a terminal or a pipe), keeps the history across
+turns, and answers `/tools` (the tools offered now) and `/exit`.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import anyio
+import typer
+from rich.markup import escape
+
+from farmhand.cli.chat import render_event, render_pending
+from farmhand.cli.common import ConfigOption, console, err_console, user_errors
+from farmhand.cli.tools import print_tools
+from farmhand.config.loader import find_config, load_config
+from farmhand.messages import Message
+from farmhand.providers.base import GenerationSettings
+from farmhand.runtime.events import LoopFinished
+from farmhand.runtime.loop import run_loop
+from farmhand.runtime.session import ChatSession, session_for
+from farmhand.runtime.tool_paths import servers_for_path
+
+COMMANDS = "/tools lists the tools, /exit quits"
+
+
+def run(
+    model: Annotated[
+        str | None, typer.Argument(help="Model name from the config or catalog.")
+    ] = None,
+    tools: Annotated[
+        Path | None,
+        typer.Option(
+            "--tools",
+            help="A path for the model's tools: servers from the definitions turn on for it"
+            " (filesystem for any path, git where it has .git).",
+        ),
+    ] = None,
+    model_path: Annotated[
+        Path | None, typer.Option("--model-path", help="Use this local .gguf file.", dir_okay=False)
+    ] = None,
+    jit: Annotated[
+        bool | None,
+        typer.Option(
+            "--jit/--no-jit",
+            help="Offer only mcp_discover first and inject the tools it finds"
+            " (default: runtime.jit_tools).",
+        ),
+    ] = None,
+    temperature: Annotated[float | None, typer.Option(help="Sampling temperature.")] = None,
+    max_tokens: Annotated[int | None, typer.Option(help="Most tokens per model turn.")] = None,
+    seed: Annotated[int | None, typer.Option(help="Sampling seed, for repeatable answers.")] = None,
+    config: ConfigOption = None,
+) -> None:
+    """Chat with a model, one message per line; /tools lists its tools, /exit quits."""
+    with user_errors():
+        cfg = load_config(find_config(config))
+        found = servers_for_path(tools) if tools is not None else None
+        for note in found.notes if found else []:
+            err_console.print(f"[yellow]warning:[/] {escape(note)} (skipped)", soft_wrap=True)
+        session = session_for(
+            cfg,
+            model if model_path is None else None,
+            extra_servers=[s for s in found.servers if s.name not in found.folder_servers]
+            if found
+            else [],
+            folder_servers=[s for s in found.servers if s.name in found.folder_servers]
+            if found
+            else [],
+            model_path=model_path,
+            progress=True,
+            jit=jit,
+        )
+        settings = GenerationSettings(temperature=temperature, max_tokens=max_tokens, seed=seed)
+        anyio.run(_chat, session, settings)
+
+
+async def _chat(session: ChatSession, settings: GenerationSettings) -> None:
+    interactive = sys.stdin.isatty()
+    if interactive:
+        console.print(f"[dim]{COMMANDS}[/]")
+    async with session:
+        try:
+            history: list[Message] = []
+            while True:
+                if interactive:
+                    console.print("[bold]› [/]", end="")
+                line = await anyio.to_thread.run_sync(sys.stdin.readline)
+                if not line:
+                    break  # end of input
+                text = line.strip()
+                if text in ("/exit", "/quit"):
+                    break
+                if text == "/tools":
+                    await _show_tools(session)
+                elif text.startswith("/"):
+                    console.print(f"unknown command {escape(text)!r}: {COMMANDS}")
+                elif text:
+                    history = await _turn(session, history, text, settings)
+        finally:
+            await session.provider.aclose()
+
+
+async def _turn(
+    session: ChatSession, history: list[Message], text: str, settings: GenerationSettings
+) -> list[Message]:
+    """One user message through the tool loop; the history to continue from."""
+    messages = [*history, Message.user(text)] if history else session.opening(text)
+    async for event in run_loop(
+        session.provider,
+        messages,
+        session.router,
+        settings,
+        max_tool_rounds=session.max_tool_rounds,
+    ):
+        if isinstance(event, LoopFinished):
+            console.print()
+            render_pending(event)
+            if event.stop_reason == "round_limit":
+                err_console.print(
+                    f"[yellow]warning:[/] the model used all {event.rounds} tool rounds"
+                    " (raise runtime.max_tool_rounds to allow more)"
+                )
+            return list(event.messages)
+        render_event(event)
+    return messages
+
+
+async def _show_tools(session: ChatSession) -> None:
+    tools = await session.router.list_tools(refresh=True)
+    if not tools:
+        console.print("no tools (start with --tools PATH, or add mcp.servers to the config)")
+    print_tools(tools)
