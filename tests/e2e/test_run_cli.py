@@ -57,3 +57,31 @@ def test_run_keeps_history_across_lines_and_answers_slash_commands(
     assert "→ " not in second, second
     assert any(name in second for name in FILES), second
     assert "never read" not in run.stdout
+
+
+def test_run_with_jit_discovers_a_listing_tool_and_answers(
+    tmp_path: Path, farmhand_cli: Farmhand
+) -> None:
+    folder = tmp_path / "papers"
+    folder.mkdir()
+    for name in FILES:
+        (folder / name).write_text(f"contents of {name}\n")
+    (tmp_path / "farmhand.yaml").write_text("runtime:\n  max_tool_rounds: 3\n")
+    run = farmhand_cli(
+        "run",
+        "--tools",
+        "papers",
+        "--jit",
+        "--temperature",
+        "0",
+        "--seed",
+        "7",
+        cwd=tmp_path,
+        input="List the files in the papers folder.\n/exit\n",
+        env={"XDG_CONFIG_HOME": str(tmp_path / "config"), "FARMHAND_MCP_SERVERS": ""},
+    )
+    assert run.returncode == 0, run.stderr
+    _, _, after = run.stdout.partition("→ mcp_discover")
+    assert after, run.stdout  # the model's first move is a discovery
+    assert "→ filesystem:" in after  # then it calls a tool the discovery injected
+    assert any(name in after for name in FILES), after

@@ -220,3 +220,14 @@ async def test_a_pattern_of_the_users_words_falls_back_to_the_closest_tools() ->
     assert output.text.startswith("No tool matches '*papers*'; these, closest to the")
     assert injected[0] == "filesystem:list_directory"
     assert len(injected) == 3
+
+
+async def test_the_users_request_outweighs_the_word_in_the_pattern() -> None:
+    # What the real 0.5B model did: asked to list files, it searched for "*file*", which
+    # matches nine tools by name; the listing tool must still be among the five injected.
+    async with discovery(Opened()) as jit:
+        jit.note_conversation([Message.user("List the files in the examples folder.")])
+        await jit.call_tool(DISCOVER, {"pattern": "*file*"})
+        injected = jit.injected
+    assert "filesystem:list_directory" in injected
+    assert injected[0] == "filesystem:list_directory"

@@ -276,6 +276,10 @@ def _score(tool: ToolDefinition, wanted: set[str], said: set[str]) -> float:
     description = _words(tool.description)
     value = 3.0 * len(wanted & name) + 1.0 * len(wanted & description)
     value += 2.0 * len(said & name) + 0.5 * len(said & description)
+    # A name made only of words the user or the pattern used is what they asked for:
+    # "list the files in the folder" is list_directory, more than read_text_file.
+    if name:
+        value += 4.0 * len(name & (wanted | said)) / len(name)
     value += 0.25 if tool.read_only else 0.0
     return value - (5.0 if "deprecated" in tool.description.lower() else 0.0)
 
