@@ -25,3 +25,4 @@ bench: setup
 	.venv/bin/python bench/parse_streaming.py
 	.venv/bin/python bench/mcp_call_overhead.py
 	.venv/bin/python bench/jit_prompt_tokens.py
+	.venv/bin/python bench/serve_overhead.py

@@ -22,7 +22,7 @@ from farmhand.config import (
     default_config,
 )
 from farmhand.config.loader import load_config
-from farmhand.config.models import format_path
+from farmhand.config.models import ServerConfig, format_path
 from farmhand.errors import ConfigError
 from farmhand.tools.definition import ToolDefinition
 
@@ -35,6 +35,7 @@ ALL_MODELS: list[type[BaseModel]] = [
     InlineToolConfig,
     PromptConfig,
     PromptMessage,
+    ServerConfig,
 ]
 
 

@@ -7,8 +7,10 @@ import typer
 from farmhand.cli import models as models_commands
 from farmhand.cli.chat import chat
 from farmhand.cli.config import config_app
+from farmhand.cli.mcp import mcp_app
 from farmhand.cli.parse import parse_command
 from farmhand.cli.run import run
+from farmhand.cli.serve import serve
 from farmhand.cli.tools import tools_app
 
 app = typer.Typer(
@@ -21,8 +23,10 @@ app = typer.Typer(
 app.command()(chat)
 app.command("parse")(parse_command)
 app.command("run")(run)
+app.command("serve")(serve)
 app.add_typer(tools_app, name="tools", help="List, search and call MCP tools (no model).")
 app.add_typer(config_app, name="config", help="Show or check the configuration.")
+app.add_typer(mcp_app, name="mcp", help="farmhand as an MCP server (projects, chat, tools).")
 models_commands.register(app)
 
 

@@ -278,6 +278,13 @@ class RuntimeConfig(_Strict):
     """With jit_tools: start every MCP server up front instead of at the first discovery."""
 
 
+class ServerConfig(_Strict):
+    """`farmhand serve` settings."""
+
+    api_keys: list[str] = []
+    """Bearer tokens clients must send (with FARMHAND_API_KEYS); write them as ${env:VAR}."""
+
+
 class FarmhandConfig(_Strict):
     """A whole farmhand.yaml (or llamafarm.yaml)."""
 
@@ -293,6 +300,8 @@ class FarmhandConfig(_Strict):
     """Models and tool-loop limits."""
     prompts: list[PromptConfig] = []
     """Named prompts that models include by name."""
+    server: ServerConfig = Field(default_factory=ServerConfig)
+    """`farmhand serve` settings (API keys)."""
     # LlamaFarm sections farmhand does not use; accepted so a real llamafarm.yaml loads.
     rag: Any = None
     """LlamaFarm RAG settings (ignored by farmhand)."""

@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import anyio
 import httpx
 
 from farmhand.errors import ProviderError
@@ -39,6 +40,9 @@ _SHOWN = 200  # characters of a bad line or body quoted in an error message
 def _clip(text: str, limit: int = _SHOWN) -> str:
     text = text.strip()
     return text if len(text) <= limit else text[:limit] + "..."
+
+
+DRAIN_SECONDS = 2.0
 
 
 class OpenAICompatProvider:
@@ -122,11 +126,17 @@ class OpenAICompatProvider:
                     for event in turn.feed_line(f"data: {response.text}"):
                         yield event
                 else:
-                    async for line in response.aiter_lines():
+                    lines = response.aiter_lines()
+                    async for line in lines:
                         for event in turn.feed_line(line):
                             yield event
                         if turn.done:
                             break
+                    # Read to the end of the body so httpx can reuse the connection; a
+                    # server that keeps it open after [DONE] only costs this short wait.
+                    with anyio.move_on_after(DRAIN_SECONDS):
+                        async for _ in lines:
+                            pass
                 for event in turn.finish():
                     yield event
         except (httpx.HTTPError, httpx.InvalidURL, httpx.StreamError) as exc:

@@ -1,0 +1,91 @@
+"""`farmhand serve`: the OpenAI- and Ollama-compatible HTTP APIs (and /mcp) under uvicorn.
+
+Loopback by default. Any other address needs API keys (FARMHAND_API_KEYS), since the API
+runs models and starts MCP servers on this machine. Ctrl-C / SIGTERM shut down gracefully:
+in-flight requests finish (up to --graceful-timeout seconds), then the MCP pool closes.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+from typing import Annotated
+
+import typer
+
+from farmhand.cli.common import ConfigOption, err_console, fail, user_errors
+from farmhand.config.loader import find_config, load_config
+from farmhand.server.auth import API_KEYS_VARIABLE, api_keys_from_env
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 14345
+
+
+def is_loopback(host: str) -> bool:
+    """True for localhost and loopback addresses (127.0.0.0/8, ::1)."""
+    if host.lower() in ("localhost", "localhost.localdomain"):
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def serve(
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = DEFAULT_HOST,
+    port: Annotated[int, typer.Option(help="Port to listen on.", min=0, max=65535)] = DEFAULT_PORT,
+    graceful_timeout: Annotated[
+        int, typer.Option(help="Seconds in-flight requests get to finish on shutdown.")
+    ] = 30,
+    allowed_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="A Host name clients use to reach /mcp besides loopback (repeatable);"
+            " --host is allowed already when it is a name or address other than 0.0.0.0/::.",
+        ),
+    ] = None,
+    log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "info",
+    config: ConfigOption = None,
+) -> None:
+    """Serve the OpenAI (/v1) and Ollama (/api) APIs with server-side MCP tools, and /mcp."""
+    import uvicorn
+
+    from farmhand.server.app import create_app
+
+    with user_errors():
+        cfg = load_config(find_config(config))
+        keys = api_keys_from_env() | frozenset(k for k in cfg.server.api_keys if k)
+        if not is_loopback(host) and not keys:
+            fail(
+                f"refusing to listen on {host}, which is reachable from other machines, without"
+                f" API keys; set {API_KEYS_VARIABLE}=<key>[,<key>...] or server.api_keys in the"
+                " config (clients send"
+                " `Authorization: Bearer <key>`), or listen on 127.0.0.1"
+            )
+        _quiet_logging(log_level)
+        hosts = list(allowed_host or [])
+        if not is_loopback(host) and host not in ("0.0.0.0", "::", "[::]"):
+            hosts.append(host)
+        app = create_app(cfg, api_keys=keys, allowed_hosts=hosts)
+        err_console.print(
+            f"farmhand serving on http://{host}:{port} (OpenAI: /v1, Ollama: /api)"
+            + (" with API keys" if keys else ""),
+            highlight=False,
+        )
+        uvicorn.run(
+            app,
+            host=host,
+            port=port,
+            log_level=log_level,
+            timeout_graceful_shutdown=graceful_timeout,
+            lifespan="on",
+        )
+
+
+def _quiet_logging(level: str) -> None:
+    """Root logging at warning (or the level asked for, if higher), set before anything else
+    does: the MCP SDK otherwise sets the root logger to INFO with a rich handler, and every
+    backend request would then be logged (httpx logs each at INFO) and rendered."""
+    chosen = logging.getLevelName(level.upper())
+    threshold = max(chosen if isinstance(chosen, int) else logging.WARNING, logging.WARNING)
+    logging.basicConfig(level=threshold, format="%(levelname)s: %(name)s: %(message)s")

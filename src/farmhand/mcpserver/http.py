@@ -1,0 +1,80 @@
+"""farmhand's MCP tools over streamable HTTP at /mcp, inside the `farmhand serve` app.
+
+Wiring (what `server/app.py` does with it):
+
+    mcp = mcp_endpoint(lambda: state, allowed_hosts=...)
+    routes = [..., *mcp.routes]                 # Route("/mcp"), before any catch-all
+    async def lifespan(app):
+        async with state.pool, mcp.run():       # pool first: it outlives the MCP sessions
+            yield
+
+The SDK's session manager runs every MCP session in a task group of its own, which exists
+only inside `mcp.run()`; a request to /mcp outside it fails. `run()` may be entered once per
+endpoint, so build the endpoint in `create_app` (one per app), never at module level.
+
+Self-reference. A project may name this server's own /mcp as an MCP server. Then a
+`chat_completions` call arrives on one MCP session, runs the loop in that session's handler
+task, and the loop's tool calls go out through the MCP pool as a client: a second session
+whose requests uvicorn serves concurrently, each handled in the session manager's task
+group. Nothing is held across the loop (no lock, no single worker), so the inner calls are
+answered while the outer one waits for them. (A chat that calls chat_completions on itself
+recurses once per model turn; the round limit bounds each level.)
+
+Shutdown: uvicorn lets open responses finish before the lifespan ends (which is what
+closes the MCP sessions). The server therefore serves no `subscriptions/listen` (a response
+that would stay open until the server stops; the pool's self-connection would hold one);
+GET streams for notifications are SSE responses, which sse-starlette ends on SIGINT/SIGTERM.
+`farmhand serve`'s --graceful-timeout bounds whatever else a client holds open.
+
+DNS rebinding: a web page must not reach a local server through a hostname it controls,
+so Host must be a loopback name (any port) or one of `allowed_hosts`, and Origin, when
+sent, the same host over http or https. Others get 421 / 403.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
+
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.routing import BaseRoute
+
+from farmhand.mcpserver.farmhand_tools import StateGetter, build_server
+
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
+PATH = "/mcp"
+
+
+@dataclass(frozen=True)
+class McpEndpoint:
+    """What the app mounts: the /mcp route(s) and the context its lifespan must enter."""
+
+    routes: list[BaseRoute]
+    run: Callable[[], AbstractAsyncContextManager[None]]
+
+
+def mcp_endpoint(get_state: StateGetter, *, allowed_hosts: Sequence[str] = ()) -> McpEndpoint:
+    """The /mcp endpoint over `get_state()`. `allowed_hosts`: Host values besides loopback
+    that may reach it (`name` for any port, or `name:port`), e.g. the name clients use
+    when `farmhand serve` binds to a non-loopback address."""
+    server = build_server(get_state)
+    app = server.streamable_http_app(
+        streamable_http_path=PATH,
+        transport_security=security_settings(allowed_hosts),
+    )
+    return McpEndpoint(routes=list(app.routes), run=server.session_manager.run)
+
+
+def security_settings(allowed_hosts: Sequence[str] = ()) -> TransportSecuritySettings:
+    hosts: list[str] = []
+    for host in [*LOOPBACK_HOSTS, *allowed_hosts]:
+        host = host.strip()
+        if not host:
+            continue
+        has_port = host.rsplit(":", 1)[-1].isdigit() and not host.endswith("]")
+        hosts += [host] if has_port else [host, f"{host}:*"]
+    origins = [f"{scheme}://{h}" for h in hosts for scheme in ("http", "https")]
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
+    )

@@ -1,0 +1,1 @@
+"""farmhand serve: OpenAI- and Ollama-compatible HTTP APIs and an MCP endpoint."""

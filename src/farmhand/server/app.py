@@ -1,0 +1,111 @@
+"""`create_app(config)`: the ASGI app behind `farmhand serve`. No module-level state: every
+app owns its ServerState (config, providers, MCP pool), kept on `app.state.farmhand`.
+
+Routes: OpenAI's dialect (/v1), projects (/v1/projects), Ollama's (/api), farmhand's own
+MCP server (/mcp). The lifespan opens the MCP pool and the /mcp session manager on startup;
+on shutdown (after uvicorn has let in-flight requests finish) it closes every MCP session,
+reaps the server processes and closes the providers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterable, Sequence
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.routing import BaseRoute, Route
+
+from farmhand.config.models import FarmhandConfig
+from farmhand.mcpserver.http import mcp_endpoint
+from farmhand.paths import farmhand_home
+from farmhand.server import ollama_api, openai_api, projects_api
+from farmhand.server.auth import GateMiddleware, api_keys_from_env, max_body_from_env
+from farmhand.server.errors import RequestError, dialect_for_path, error_response
+from farmhand.server.state import ProviderFactory, ServerState, default_provider_factory
+from farmhand.toolsets.mcp.pool import MCPPool
+
+
+def create_app(
+    config: FarmhandConfig,
+    *,
+    home: Path | None = None,
+    provider_factory: ProviderFactory | None = None,
+    api_keys: Iterable[str] | None = None,
+    max_body_bytes: int | None = None,
+    allowed_hosts: Sequence[str] = (),
+) -> Starlette:
+    """The app for `config`. `api_keys` None means FARMHAND_API_KEYS plus the config's
+    `server.api_keys` (none: no keys required); `max_body_bytes` None reads
+    FARMHAND_MAX_REQUEST_BYTES (default 8 MiB);
+    `allowed_hosts`: Host names besides loopback that may reach /mcp (DNS-rebinding check)."""
+    keys = (
+        api_keys_from_env() | frozenset(k for k in config.server.api_keys if k)
+        if api_keys is None
+        else frozenset(k for k in api_keys if k)
+    )
+    limit = max_body_from_env() if max_body_bytes is None else max_body_bytes
+    state = ServerState(
+        config=config,
+        home=home or farmhand_home(),
+        pool=MCPPool(call_timeout=config.runtime.tool_timeout),
+        provider_factory=provider_factory or default_provider_factory,
+        api_keys=keys,
+    )
+
+    mcp = mcp_endpoint(lambda: state, allowed_hosts=allowed_hosts)
+
+    @asynccontextmanager
+    async def lifespan(_: Starlette) -> AsyncIterator[None]:
+        try:
+            async with state.pool, mcp.run():  # the pool outlives the MCP sessions
+                yield
+        finally:
+            await state.aclose()
+
+    app = Starlette(
+        routes=[*_routes(), *mcp.routes],
+        middleware=[Middleware(GateMiddleware, api_keys=keys, max_body_bytes=limit)],
+        exception_handlers={HTTPException: _http_error, Exception: _unexpected},
+        lifespan=lifespan,
+    )
+    app.state.farmhand = state
+    return app
+
+
+def _routes() -> list[BaseRoute]:
+    return [
+        Route("/", _root, methods=["GET", "HEAD"]),
+        Route("/health", _health, methods=["GET"]),
+        *openai_api.routes(),
+        *projects_api.routes(),
+        *ollama_api.routes(),
+    ]
+
+
+async def _root(_: Request) -> Response:
+    return PlainTextResponse("farmhand is running")
+
+
+async def _health(_: Request) -> Response:
+    return JSONResponse({"status": "ok"})
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    path = request.url.path
+    if exc.status_code == 404:
+        message = f"no such endpoint: {request.method} {path}"
+    elif exc.status_code == 405:
+        message = f"{request.method} is not allowed on {path}"
+    else:
+        message = exc.detail
+    return error_response(RequestError(message, status=exc.status_code), dialect_for_path(path))
+
+
+async def _unexpected(request: Request, exc: Exception) -> Response:
+    return error_response(exc, dialect_for_path(request.url.path))

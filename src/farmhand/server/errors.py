@@ -1,0 +1,133 @@
+"""Errors over HTTP: one table from farmhand's errors to a status, rendered per dialect.
+
+A client mistake (bad JSON, unknown model, a refused MCP server, a bad tool) is always a 4xx
+whose message says what to fix; only farmhand's own failures and its backends' are 5xx.
+
+    RequestError                  the request itself is wrong (status, param, code)
+    UnknownModelError             `model` names no configured model -> 404
+    ConfigError (from the request's servers, tools, ...)               -> 400
+    ProviderError (the model backend failed)                           -> 502
+    ToolServerError (an MCP server failed to start or answer)          -> 502
+    anything else                                                      -> 500
+
+Each dialect renders the same (status, message, type, param, code) its own way: OpenAI's
+`{"error": {"message", "type", "param", "code"}}`, Ollama's `{"error": "message"}`.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from starlette.responses import JSONResponse
+
+from farmhand.errors import (
+    ConfigError,
+    FarmhandError,
+    LoopError,
+    ModelError,
+    ProviderError,
+    ToolError,
+    ToolServerError,
+)
+
+log = logging.getLogger("farmhand.server")
+
+Dialect = Literal["openai", "ollama"]
+
+
+class RequestError(FarmhandError):
+    """The request is wrong in a way the client can fix; `param` names the field."""
+
+    status = 400
+
+    def __init__(
+        self, message: str, *, param: str | None = None, code: str | None = None, status: int = 0
+    ) -> None:
+        super().__init__(message)
+        self.param = param
+        self.code = code
+        if status:
+            self.status = status
+
+
+class UnknownModelError(ConfigError):
+    """The request names a model the config does not have (the message lists those it has)."""
+
+
+class AuthError(RequestError):
+    status = 401
+
+
+class TooLargeError(RequestError):
+    status = 413
+
+
+@dataclass(frozen=True)
+class ApiError:
+    status: int
+    message: str
+    type: str
+    param: str | None = None
+    code: str | None = None
+
+
+# (exception class, status, OpenAI error type, code); the first match wins, so subclasses
+# come before their bases.
+ERROR_TABLE: tuple[tuple[type[BaseException], int, str, str | None], ...] = (
+    (AuthError, 401, "authentication_error", "invalid_api_key"),
+    (TooLargeError, 413, "invalid_request_error", "request_too_large"),
+    (RequestError, 400, "invalid_request_error", None),
+    (UnknownModelError, 404, "invalid_request_error", "model_not_found"),
+    (ConfigError, 400, "invalid_request_error", None),
+    (ModelError, 503, "server_error", "model_unavailable"),
+    (ProviderError, 502, "server_error", "backend_error"),
+    (ToolServerError, 502, "server_error", "tool_server_error"),
+    (ToolError, 400, "invalid_request_error", None),
+    (LoopError, 500, "server_error", None),
+)
+
+
+def api_error(exc: BaseException) -> ApiError:
+    """The status and message for `exc`; unexpected exceptions are logged and hidden."""
+    for kind, status, type_, code in ERROR_TABLE:
+        if isinstance(exc, kind):
+            if isinstance(exc, RequestError):
+                return ApiError(exc.status, str(exc), type_, exc.param, exc.code or code)
+            return ApiError(status, str(exc), type_, None, code)
+    log.exception("unexpected error while serving a request", exc_info=exc)
+    return ApiError(
+        500, f"internal error ({type(exc).__name__}); see the server log", "server_error"
+    )
+
+
+def openai_body(error: ApiError) -> dict[str, Any]:
+    return {
+        "error": {
+            "message": error.message,
+            "type": error.type,
+            "param": error.param,
+            "code": error.code,
+        }
+    }
+
+
+def ollama_body(error: ApiError) -> dict[str, Any]:
+    return {"error": error.message}
+
+
+def error_body(error: ApiError, dialect: Dialect) -> dict[str, Any]:
+    return openai_body(error) if dialect == "openai" else ollama_body(error)
+
+
+def error_response(exc: BaseException, dialect: Dialect = "openai") -> JSONResponse:
+    """The HTTP response for `exc` in `dialect`'s error shape."""
+    error = api_error(exc)
+    headers = {"WWW-Authenticate": "Bearer"} if error.status == 401 else None
+    return JSONResponse(error_body(error, dialect), status_code=error.status, headers=headers)
+
+
+def dialect_for_path(path: str) -> Dialect:
+    """Ollama's paths live under /api; everything else answers in OpenAI's shape."""
+    return "ollama" if path == "/api" or path.startswith("/api/") else "openai"

@@ -1,0 +1,284 @@
+"""An OpenAI chat.completions request body -> a ChatRequest, or a RequestError saying what
+to fix (400, with `param` naming the field, as OpenAI does).
+
+Besides OpenAI's own fields it takes farmhand's extensions: `mcp_servers`, `tools_path`,
+`max_tool_rounds`, `tool_timeout` (milliseconds, as in Ollama's MCP API), `jit_tools`,
+`jit_max_tools`, `jit_connect_eager`, `include_tool_results`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, cast
+
+from farmhand.errors import ConfigError
+from farmhand.messages import Message, ToolCall
+from farmhand.providers.base import GenerationSettings, ToolChoice
+from farmhand.server.chat import ChatRequest
+from farmhand.server.errors import RequestError
+from farmhand.server.mcp_request import parse_mcp_servers
+from farmhand.tools.definition import ToolDefinition
+from farmhand.tools.formats import EXPECTED_TOOL_CHOICE, forced_tool_name
+from farmhand.tools.formats.detect import to_openai_tools
+
+ROLES = ("system", "developer", "user", "assistant", "tool")
+UNSUPPORTED_PARTS = ("image_url", "input_audio", "file")
+
+
+@dataclass(frozen=True)
+class OpenAIChat:
+    """The parsed request: what to run, and how to answer."""
+
+    chat: ChatRequest
+    model: str
+    stream: bool
+    include_usage: bool
+    include_tool_results: bool
+
+
+def parse_body(raw: bytes) -> dict[str, Any]:
+    try:
+        body = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise RequestError(
+            f"the request body is not valid JSON ({exc}); send a JSON object"
+        ) from None
+    if not isinstance(body, dict):
+        raise RequestError("the request body must be a JSON object")
+    return body
+
+
+def parse_chat(body: dict[str, Any]) -> OpenAIChat:
+    model = body.get("model")
+    if not isinstance(model, str) or not model:
+        raise RequestError(
+            "`model` is required: the name of a model from GET /v1/models", param="model"
+        )
+    tools = _tools(body.get("tools"))
+    settings = GenerationSettings(
+        temperature=_number(body, "temperature", minimum=0, maximum=2),
+        max_tokens=_integer(body, "max_completion_tokens", minimum=1)
+        or _integer(body, "max_tokens", minimum=1),
+        seed=_integer(body, "seed"),
+        stop=_stop(body.get("stop")),
+        tool_choice=_tool_choice(body.get("tool_choice"), tools),
+        parallel_tool_calls=_flag(body, "parallel_tool_calls", True) is not False,
+    )
+    if _integer(body, "n", minimum=1) not in (None, 1):
+        raise RequestError("only n=1 is supported", param="n")
+    tools_path = body.get("tools_path")
+    if tools_path is not None and (not isinstance(tools_path, str) or not tools_path):
+        raise RequestError("tools_path must be a directory path", param="tools_path")
+    timeout_ms = _number(body, "tool_timeout", minimum=1)
+    stream_options = body.get("stream_options")
+    if stream_options is not None and not isinstance(stream_options, dict):
+        raise RequestError("stream_options must be an object", param="stream_options")
+    chat = ChatRequest(
+        model=model,
+        messages=_messages(body.get("messages")),
+        settings=settings,
+        client_tools=tools,
+        mcp_servers=parse_mcp_servers(body.get("mcp_servers")),
+        tools_path=Path(tools_path).expanduser() if tools_path else None,
+        max_tool_rounds=_integer(body, "max_tool_rounds", minimum=1),
+        tool_timeout=timeout_ms / 1000 if timeout_ms is not None else None,
+        jit_tools=_flag(body, "jit_tools", None),
+        jit_max_tools=_integer(body, "jit_max_tools", minimum=1),
+        jit_connect_eager=_flag(body, "jit_connect_eager", None),
+    )
+    return OpenAIChat(
+        chat=chat,
+        model=model,
+        stream=bool(_flag(body, "stream", False)),
+        include_usage=bool((stream_options or {}).get("include_usage", False)),
+        include_tool_results=bool(_flag(body, "include_tool_results", False)),
+    )
+
+
+def _messages(value: object) -> list[Message]:
+    if value is None:
+        raise RequestError("`messages` is required: a list of chat messages", param="messages")
+    if not isinstance(value, list) or not value:
+        raise RequestError("`messages` must be a non-empty list of messages", param="messages")
+    names: dict[str, str] = {}  # tool call id -> tool name, for the tool messages
+    messages = []
+    for index, item in enumerate(value):
+        message = _message(item, f"messages[{index}]", names)
+        for call in message.tool_calls:
+            names[call.id] = call.name
+        messages.append(message)
+    return messages
+
+
+def _message(item: object, where: str, names: dict[str, str]) -> Message:
+    if not isinstance(item, dict):
+        raise RequestError(f"{where} must be an object with 'role' and 'content'", param=where)
+    role = item.get("role")
+    if role not in ROLES:
+        raise RequestError(
+            f"{where}.role is {role!r}; use one of {', '.join(ROLES)}", param=f"{where}.role"
+        )
+    content = _content(item.get("content"), f"{where}.content")
+    if role in ("system", "developer"):
+        return Message.system(content)
+    if role == "user":
+        return Message.user(content)
+    if role == "assistant":
+        calls = item.get("tool_calls") or []
+        if not isinstance(calls, list):
+            raise RequestError(f"{where}.tool_calls must be a list", param=f"{where}.tool_calls")
+        parsed = tuple(_call(c, f"{where}.tool_calls[{i}]") for i, c in enumerate(calls))
+        return Message.assistant(content, parsed)
+    call_id = item.get("tool_call_id")
+    if not isinstance(call_id, str) or not call_id:
+        raise RequestError(
+            f"{where} is a tool message without tool_call_id; set it to the id of the"
+            " assistant tool call it answers",
+            param=f"{where}.tool_call_id",
+        )
+    name = names.get(call_id) or item.get("name")
+    return Message(
+        "tool", content, tool_call_id=call_id, name=name if isinstance(name, str) else ""
+    )
+
+
+def _content(value: object, where: str) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        texts = []
+        for i, part in enumerate(value):
+            if (
+                isinstance(part, dict)
+                and part.get("type") == "text"
+                and isinstance(part.get("text"), str)
+            ):
+                texts.append(part["text"])
+            elif isinstance(part, dict) and part.get("type") in (
+                "image_url",
+                "input_audio",
+                "file",
+            ):
+                raise RequestError(
+                    f"{where}[{i}] is a {part['type']} part; farmhand takes text parts only",
+                    param=where,
+                )
+            else:
+                raise RequestError(
+                    f'{where}[{i}] must be a text part {{"type": "text", "text": "..."}}',
+                    param=where,
+                )
+        return "".join(texts)
+    raise RequestError(f"{where} must be a string or a list of text parts", param=where)
+
+
+def _call(value: object, where: str) -> ToolCall:
+    if not isinstance(value, dict) or not isinstance(value.get("function"), dict):
+        raise RequestError(
+            f'{where} must be {{"id", "type": "function", "function": {{"name", "arguments"}}}}',
+            param=where,
+        )
+    function = value["function"]
+    name = function.get("name")
+    if not isinstance(name, str) or not name:
+        raise RequestError(f"{where}.function.name must be a non-empty string", param=where)
+    call_id = value.get("id")
+    if not isinstance(call_id, str) or not call_id:
+        raise RequestError(f"{where}.id must be the call's id (a non-empty string)", param=where)
+    raw = function.get("arguments", "{}")
+    if isinstance(raw, dict):
+        return ToolCall(name, raw, call_id)
+    if not isinstance(raw, str):
+        raise RequestError(f"{where}.function.arguments must be a JSON string", param=where)
+    try:
+        arguments = json.loads(raw or "{}")
+    except ValueError:
+        arguments = None
+    if not isinstance(arguments, dict):
+        # What the model wrote stays in the history; the loop's repair handles it.
+        return ToolCall(name, {}, call_id, parse_error=f"arguments were not a JSON object: {raw}")
+    return ToolCall(name, arguments, call_id)
+
+
+def _tools(value: object) -> list[ToolDefinition]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise RequestError("tools must be a list of function tools", param="tools")
+    try:
+        tools = to_openai_tools(value)
+    except ConfigError as exc:
+        raise RequestError(str(exc), param="tools") from None
+    seen: set[str] = set()
+    for tool in tools:
+        if tool.name in seen:
+            raise RequestError(f"tool name {tool.name!r} is used twice", param="tools")
+        seen.add(tool.name)
+    return tools
+
+
+def _tool_choice(value: object, tools: list[ToolDefinition]) -> ToolChoice:
+    if value is None:
+        return "auto"
+    if value in ("auto", "none", "required"):
+        if value == "required" and not tools:
+            raise RequestError(
+                'tool_choice "required" needs `tools`; add the tools the model must choose from',
+                param="tool_choice",
+            )
+        return cast(ToolChoice, value)
+    name = forced_tool_name(value)
+    if name is None:
+        raise RequestError(
+            f"tool_choice {json.dumps(value)} is not valid; use {EXPECTED_TOOL_CHOICE}",
+            param="tool_choice",
+        )
+    return {"type": "function", "function": {"name": name}}
+
+
+def _stop(value: object) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, list) and all(isinstance(v, str) for v in value) and len(value) <= 4:
+        return tuple(value)
+    raise RequestError("stop must be a string or a list of up to 4 strings", param="stop")
+
+
+def _flag(body: dict[str, Any], key: str, default: bool | None) -> bool | None:
+    value = body.get(key)
+    if value is None:
+        return default
+    if not isinstance(value, bool):
+        raise RequestError(f"{key} must be true or false", param=key)
+    return value
+
+
+def _integer(body: dict[str, Any], key: str, *, minimum: int | None = None) -> int | None:
+    value = body.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise RequestError(f"{key} must be an integer", param=key)
+    if minimum is not None and value < minimum:
+        raise RequestError(f"{key} must be at least {minimum}", param=key)
+    return value
+
+
+def _number(
+    body: dict[str, Any], key: str, *, minimum: float, maximum: float | None = None
+) -> float | None:
+    value = body.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise RequestError(f"{key} must be a number", param=key)
+    if value < minimum or (maximum is not None and value > maximum):
+        bound = f"between {minimum} and {maximum}" if maximum is not None else f">= {minimum}"
+        raise RequestError(f"{key} must be {bound}", param=key)
+    return float(value)

@@ -1,0 +1,276 @@
+"""Projects: named farmhand.yaml files in namespaces, as LlamaFarm has them.
+
+    $FARMHAND_HOME/projects/{namespace}/{project}/farmhand.yaml
+
+A project is exactly the config file `farmhand --config` reads, so one written through the
+API runs the same from the CLI, and one written by hand shows up in the API. Writes are
+validated first (parse errors name the file, the line and the key path) and atomic (a
+temporary file renamed into place), so a reader never sees half a file. What the API
+returns as `config` is the YAML as written, `${env:VAR}` references unexpanded: a project
+never echoes the server's secrets back.
+
+A config written through the API (HTTP or MCP) comes from a client, not the operator, so
+its stdio MCP servers are held to the rules for servers from requests (no
+`allow_unsafe_command`, no shell metacharacters) and it may not use `${env:VAR}` (which
+would read the server's environment); a file the operator edits on disk is trusted like
+any config file.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from farmhand.config.loader import CONFIG_FILENAME, parse_config
+from farmhand.config.models import FarmhandConfig, format_path
+from farmhand.errors import ConfigError
+from farmhand.server.errors import RequestError
+from farmhand.server.state import ServerState
+from farmhand.toolsets.mcp.security import validate_command
+
+NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+"""Namespace and project names: a letter or digit, then letters, digits, `_`, `.`, `-`
+(at most 64 characters). They are directory names, so nothing else gets through."""
+
+
+class ProjectNotFoundError(RequestError):
+    status = 404
+
+
+class ProjectExistsError(RequestError):
+    status = 409
+
+
+@dataclass(frozen=True)
+class Project:
+    """One stored project: its file's text and the config validated from it."""
+
+    namespace: str
+    name: str
+    path: Path
+    text: str
+    config: FarmhandConfig
+
+    def to_json(self) -> dict[str, Any]:
+        """LlamaFarm's `Project` shape: namespace, name, config (as written, unexpanded)."""
+        return {"namespace": self.namespace, "name": self.name, "config": raw_mapping(self.text)}
+
+
+ConfigInput = Mapping[str, Any] | str | None
+"""A config as a client sends it: a mapping (JSON), YAML text, or None for the template."""
+
+
+class ProjectStore:
+    """The projects under one FARMHAND_HOME. Stateless apart from the files: two stores
+    over the same home (two server processes, a restart) see the same projects."""
+
+    def __init__(self, home: Path) -> None:
+        self.root = home / "projects"
+
+    # Reading
+
+    def list(self, namespace: str) -> list[Project]:
+        """The namespace's projects by name; an unknown namespace has none. A project whose
+        file no longer validates (edited by hand) raises its ConfigError on `get`, and is
+        left out here so one broken file does not hide the others."""
+        folder = self.root / check_name(namespace, "namespace")
+        if not folder.is_dir():
+            return []
+        projects = []
+        for entry in sorted(folder.iterdir()):
+            if _valid(entry.name) and (entry / CONFIG_FILENAME).is_file():
+                try:
+                    projects.append(self.get(namespace, entry.name))
+                except (ConfigError, ProjectNotFoundError):
+                    continue
+        return projects
+
+    def get(self, namespace: str, name: str) -> Project:
+        path = self.path(namespace, name)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise ProjectNotFoundError(
+                f"project {namespace}/{name} does not exist; create it with"
+                f' POST /v1/projects/{namespace} and a body of {{"name": "{name}"}}',
+                code="project_not_found",
+            ) from None
+        config = parse_config(text, _source(namespace, name), base_dir=path.parent)
+        return Project(namespace, name, path, text, config)
+
+    def path(self, namespace: str, name: str) -> Path:
+        folder = self.root / check_name(namespace, "namespace") / check_name(name, "project")
+        return folder / CONFIG_FILENAME
+
+    # Writing
+
+    def create(self, namespace: str, name: str, config: ConfigInput = None) -> Project:
+        """A new project; ProjectExistsError (409) when the name is taken."""
+        path = self.path(namespace, name)
+        text = self._validated(namespace, name, config, path.parent)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = _write_temp(path, text)
+        try:
+            os.link(tmp, path)  # atomic, and fails if another create won the race
+        except FileExistsError:
+            raise ProjectExistsError(
+                f"project {namespace}/{name} already exists; change it with"
+                f" PUT /v1/projects/{namespace}/{name}, or pick another name",
+                code="project_exists",
+            ) from None
+        finally:
+            tmp.unlink(missing_ok=True)
+        return self.get(namespace, name)
+
+    def update(self, namespace: str, name: str, config: ConfigInput) -> Project:
+        """Replace the project's whole config (LlamaFarm's PUT is a full replacement)."""
+        path = self.path(namespace, name)
+        self.get(namespace, name)  # 404 before validating a body for nothing
+        text = self._validated(namespace, name, config, path.parent)
+        os.replace(_write_temp(path, text), path)
+        return self.get(namespace, name)
+
+    def delete(self, namespace: str, name: str) -> Project:
+        """Remove the project's folder; returns what it held (LlamaFarm returns it too)."""
+        path = self.path(namespace, name)
+        if not path.is_file():
+            self.get(namespace, name)  # the 404
+        text = path.read_text(encoding="utf-8")
+        try:
+            config = parse_config(text, _source(namespace, name), base_dir=path.parent)
+        except ConfigError:
+            config = FarmhandConfig(name=name, namespace=namespace)  # deleting a broken one
+        shutil.rmtree(path.parent)
+        folder = path.parent.parent
+        if folder.is_dir() and not any(folder.iterdir()):
+            folder.rmdir()
+        return Project(namespace, name, path, text, config)
+
+    def _validated(self, namespace: str, name: str, config: ConfigInput, base: Path) -> str:
+        """The file text to store for `config`; ConfigError (400) says what is wrong."""
+        source = _source(namespace, name)
+        if config is None:
+            text = f"version: v1\nname: '{name}'\nnamespace: '{namespace}'\n"
+        elif isinstance(config, str):
+            text = config
+        elif isinstance(config, Mapping):
+            text = yaml.safe_dump(dict(config), sort_keys=False, allow_unicode=True)
+        else:
+            raise RequestError(
+                "config must be a mapping (the farmhand.yaml keys) or YAML text",
+                param="config",
+            )
+        _check_env_references(text, source)
+        parsed = parse_config(text, source, base_dir=base)
+        raw = raw_mapping(text)
+        for key, expected in (("name", name), ("namespace", namespace)):
+            value = raw.get(key)
+            if value is not None and str(value) != expected:
+                line = _key_line(text, key)
+                raise ConfigError(
+                    f"{source}:{line}: {key}: {value!r} does not match the {key} in the URL"
+                    f" ({expected!r}); leave it out or make it {expected!r}"
+                )
+        _check_servers(parsed, source, text)
+        missing = "".join(
+            f"{key}: '{value}'\n"  # quoted: "1.0" is a name, not a number
+            for key, value in (("name", name), ("namespace", namespace))
+            if key not in raw
+        )
+        return missing + text if missing else text
+
+
+def check_name(value: str, what: str) -> str:
+    """`value` if it is a usable namespace or project name, else a 400 naming the rule."""
+    if not _valid(value):
+        raise RequestError(
+            f"invalid {what} name {value!r}: use 1 to 64 letters, digits, '_', '.' or '-',"
+            " starting with a letter or digit",
+            param=what,
+        )
+    return value
+
+
+def raw_mapping(text: str) -> dict[str, Any]:
+    """The YAML's top-level mapping as written (no `${env:VAR}` expansion)."""
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def state_for(state: ServerState, project: Project) -> ServerState:
+    """The server's state with the project's config: same pool, provider cache (keyed by
+    model config), task store and home, so a project chat costs no more than any other."""
+    state.task_store()  # opened here, so the copy shares it rather than opening its own
+    return dataclasses.replace(state, config=project.config)
+
+
+def _valid(name: str) -> bool:
+    return bool(NAME_PATTERN.match(name)) and name not in (".", "..")
+
+
+def _source(namespace: str, name: str) -> str:
+    return f"{namespace}/{name}/{CONFIG_FILENAME}"
+
+
+def _key_line(text: str, key: str) -> int:
+    for number, line in enumerate(text.splitlines(), 1):
+        if re.match(rf"^{re.escape(key)}\s*:", line):
+            return number
+    return 1
+
+
+def _check_env_references(text: str, source: str) -> None:
+    """`${env:VAR}` would hand a client the server's environment (an API key sent to a
+    base_url of its choosing), so only the operator's own files may use it."""
+    for number, line in enumerate(text.splitlines(), 1):
+        if "${env:" in line:
+            raise ConfigError(
+                f"{source}:{number}: ${{env:...}} is not accepted in a project written through"
+                " the API (it would read the server's environment); write the value itself,"
+                " or put the reference in the file on disk"
+            )
+
+
+def _check_servers(config: FarmhandConfig, source: str, text: str) -> None:
+    """Stdio servers from a client's config meet the rules for servers from requests."""
+    problems = []
+    for i, server in enumerate(config.mcp.servers):
+        where = format_path(("mcp", "servers", i))
+        if server.allow_unsafe_command:
+            problems.append(
+                f"{where}.allow_unsafe_command: can only be set in a config file the operator"
+                " edits, not in a project written through the API"
+            )
+            continue
+        try:
+            validate_command(server, from_request=True)
+        except ConfigError as exc:
+            problems.append(f"{where}: {exc}")
+    if problems:
+        line = _key_line(text, "mcp")
+        raise ConfigError("\n".join(f"{source}:{line}: {p}" for p in problems))
+
+
+def _write_temp(path: Path, text: str) -> Path:
+    fd, name = tempfile.mkstemp(prefix=".farmhand-", suffix=".yaml.tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+    except BaseException:
+        Path(name).unlink(missing_ok=True)
+        raise
+    return Path(name)

@@ -1,0 +1,141 @@
+"""Every chat is a task: an id, a status, timestamps, kept in SQLite under FARMHAND_HOME.
+
+Ollama's MCP API calls these A2A tasks: a response carries `task_id` and `task_status`
+(working while the loop runs, then completed or failed), a client may name its own
+`task_id`, and `GET /api/tasks/{id}` reports one later, also after a restart.
+
+The store does quick synchronous calls on one connection (WAL journal, a lock for the
+threads that may share it); a write is a single-row statement, well under a millisecond.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, cast
+
+TaskStatus = Literal["working", "completed", "failed"]
+TASK_STATUSES: tuple[TaskStatus, ...] = ("working", "completed", "failed")
+DATABASE_NAME = "tasks.sqlite3"
+MAX_TASK_ID_LENGTH = 200
+INTERRUPTED = "the server stopped before this task finished; send the request again"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS tasks (
+    id TEXT PRIMARY KEY,
+    status TEXT NOT NULL,
+    model TEXT NOT NULL,
+    dialect TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    updated_at REAL NOT NULL,
+    error TEXT
+)
+"""
+
+
+def new_task_id() -> str:
+    return str(uuid.uuid4())
+
+
+def iso_time(timestamp: float) -> str:
+    """RFC 3339 in UTC with microseconds, as Ollama writes `created_at`."""
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(timestamp)) + (
+        f".{int(timestamp % 1 * 1_000_000):06d}Z"
+    )
+
+
+@dataclass(frozen=True)
+class Task:
+    id: str
+    status: TaskStatus
+    model: str
+    dialect: str
+    created_at: float
+    updated_at: float
+    error: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "task_id": self.id,
+            "task_status": self.status,
+            "model": self.model,
+            "dialect": self.dialect,
+            "created_at": iso_time(self.created_at),
+            "updated_at": iso_time(self.updated_at),
+            "error": self.error,
+        }
+
+
+class TaskStore:
+    """Tasks in one SQLite file. `TaskStore.in_home(home)` is the server's."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        with self._lock:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute(_SCHEMA)
+
+    @classmethod
+    def in_home(cls, home: Path) -> TaskStore:
+        return cls(home / DATABASE_NAME)
+
+    def fail_unfinished(self) -> int:
+        """Mark tasks still working as failed: a server calls this when it starts, since a
+        task its previous run left working will never finish now. Returns how many."""
+        with self._lock:
+            cursor = self._db.execute(
+                "UPDATE tasks SET status='failed', updated_at=?, error=? WHERE status='working'",
+                (time.time(), INTERRUPTED),
+            )
+        return cursor.rowcount
+
+    def start(self, task_id: str | None, model: str, dialect: str) -> Task:
+        """A task in status working: a new one, or the client's own `task_id` again (its
+        creation time kept, its error cleared)."""
+        now = time.time()
+        task_id = task_id or new_task_id()
+        with self._lock:
+            self._db.execute(
+                "INSERT INTO tasks (id, status, model, dialect, created_at, updated_at, error)"
+                " VALUES (?, 'working', ?, ?, ?, ?, NULL)"
+                " ON CONFLICT(id) DO UPDATE SET status='working', model=excluded.model,"
+                " dialect=excluded.dialect, updated_at=excluded.updated_at, error=NULL",
+                (task_id, model, dialect, now, now),
+            )
+        task = self.get(task_id)
+        assert task is not None
+        return task
+
+    def finish(self, task_id: str, error: str | None = None) -> Task | None:
+        """Completed, or failed with `error`."""
+        status: TaskStatus = "failed" if error is not None else "completed"
+        with self._lock:
+            self._db.execute(
+                "UPDATE tasks SET status=?, updated_at=?, error=? WHERE id=?",
+                (status, time.time(), error, task_id),
+            )
+        return self.get(task_id)
+
+    def get(self, task_id: str) -> Task | None:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT id, status, model, dialect, created_at, updated_at, error"
+                " FROM tasks WHERE id=?",
+                (task_id,),
+            ).fetchone()
+        if row is None:
+            return None
+        status = row[1] if row[1] in TASK_STATUSES else "failed"
+        return Task(row[0], cast(TaskStatus, status), row[2], row[3], row[4], row[5], row[6])
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
