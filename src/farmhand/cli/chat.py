@@ -23,6 +23,7 @@ from farmhand.runtime.events import (
     ToolCallFinished,
     ToolCallStarted,
 )
+from farmhand.runtime.executor import resolve_tool_name
 from farmhand.runtime.loop import run_loop
 from farmhand.runtime.session import ChatSession, session_for
 from farmhand.tools.definition import ToolDefinition
@@ -156,13 +157,13 @@ def check_tool_choice(choice: ToolChoice, tools: Sequence[ToolDefinition]) -> To
     if not isinstance(choice, dict):
         return choice
     wanted = choice["function"]["name"]
-    matches = [n for n in names if n == wanted] or [n for n in names if n.endswith(":" + wanted)]
-    if len(matches) != 1:
+    resolved = resolve_tool_name(wanted, names)
+    if resolved is None:
         raise ConfigError(
             f"--tool-choice names {wanted!r}, which is not one of the tools:"
             f" {', '.join(names) or 'none'}"
         )
-    return {"type": "function", "function": {"name": matches[0]}}
+    return {"type": "function", "function": {"name": resolved}}
 
 
 def render_pending(result: LoopFinished) -> None:

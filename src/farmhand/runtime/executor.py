@@ -22,6 +22,15 @@ class Outcome(NamedTuple):
     full: ToolResult
 
 
+def resolve_tool_name(name: str, known: Sequence[str]) -> str | None:
+    """The tool `name` means: exact, or unique once the `server:` prefix is dropped (small
+    models, and people, often leave it out)."""
+    if name in known:
+        return name
+    matches = [k for k in known if k.split(SEPARATOR, 1)[-1] == name]
+    return matches[0] if len(matches) == 1 else None
+
+
 class ToolRouter:
     """All tools the model may call this conversation, by the names the model sees.
 
@@ -72,13 +81,8 @@ class ToolRouter:
         return dataclasses.replace(call, parse_error=f"invalid arguments for {name}: {problem}")
 
     def resolve(self, name: str) -> str | None:
-        """The exposed name a call means: exact, or unique once the `server:` prefix is
-        dropped (small models often leave it out)."""
-        known = [*self._owner, *self._client_tools]
-        if name in known:
-            return name
-        matches = [k for k in known if k.split(SEPARATOR, 1)[-1] == name]
-        return matches[0] if len(matches) == 1 else None
+        """The exposed name a call means (see `resolve_tool_name`)."""
+        return resolve_tool_name(name, [*self._owner, *self._client_tools])
 
     def is_client_tool(self, name: str) -> bool:
         return name in self._client_tools and name not in self._owner
