@@ -26,3 +26,4 @@ bench: setup
 	.venv/bin/python bench/mcp_call_overhead.py
 	.venv/bin/python bench/jit_prompt_tokens.py
 	.venv/bin/python bench/serve_overhead.py
+	.venv/bin/python bench/llama_tokenize_overhead.py

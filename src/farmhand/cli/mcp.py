@@ -1,9 +1,12 @@
 """`farmhand mcp serve`: farmhand's own tools (projects, chat, models, tool search) as an MCP
 server over stdio, for clients that start their servers as processes (Claude Desktop,
-Cursor, the MCP inspector). stdout carries the protocol; everything else goes to stderr.
+Cursor, the MCP inspector). `farmhand mcp llama`: the 19 llama_* tools for llama.cpp's
+llama-server, the same way. stdout carries the protocol; everything else goes to stderr.
 """
 
 from __future__ import annotations
+
+from typing import Annotated
 
 import anyio
 import typer
@@ -11,6 +14,7 @@ import typer
 from farmhand.cli.common import ConfigOption, user_errors
 from farmhand.config.loader import find_config, load_config
 from farmhand.config.models import FarmhandConfig
+from farmhand.llamaserver.settings import LlamaServerSettings
 from farmhand.paths import farmhand_home
 
 mcp_app = typer.Typer(no_args_is_help=True)
@@ -26,6 +30,7 @@ def serve(config: ConfigOption = None) -> None:
 
 async def _serve(config: FarmhandConfig) -> None:
     from farmhand.mcpserver.farmhand_tools import build_server
+    from farmhand.mcpserver.llama_tools import llama_tools_for
     from farmhand.server.state import ServerState
     from farmhand.toolsets.mcp.pool import MCPPool
 
@@ -34,9 +39,46 @@ async def _serve(config: FarmhandConfig) -> None:
         home=farmhand_home(),
         pool=MCPPool(call_timeout=config.runtime.tool_timeout),
     )
-    server = build_server(lambda: state)
+    llama = llama_tools_for(config.llama_server, state.home)
+    server = build_server(lambda: state, llama)
     try:
         async with state.pool:
             await server.run_stdio_async()
     finally:
-        await state.aclose()
+        with anyio.CancelScope(shield=True):
+            await state.aclose()
+            if llama is not None:
+                await llama.aclose()
+
+
+@mcp_app.command("llama")
+def llama(
+    url: Annotated[
+        str | None,
+        typer.Option(
+            help="llama-server's URL. Default: $LLAMA_SERVER_URL, else http://127.0.0.1:8080."
+        ),
+    ] = None,
+    timeout: Annotated[
+        int | None,
+        typer.Option(
+            help="Request timeout in ms. Default: $LLAMA_SERVER_TIMEOUT, else 30000.", min=1
+        ),
+    ] = None,
+) -> None:
+    """Serve the llama_* tools for llama.cpp's llama-server over stdio (LLAMA_API_KEY, when
+    set, is sent as a Bearer token). A server started with llama_start stops with this one."""
+    with user_errors():
+        settings = LlamaServerSettings.from_env().overridden(url=url, timeout_ms=timeout)
+        anyio.run(_serve_llama, settings)
+
+
+async def _serve_llama(settings: LlamaServerSettings) -> None:
+    from farmhand.mcpserver.llama_tools import LlamaTools, build_llama_server
+
+    tools = LlamaTools(settings, log_dir=farmhand_home() / "logs")
+    try:
+        await build_llama_server(tools).run_stdio_async()
+    finally:
+        with anyio.CancelScope(shield=True):
+            await tools.aclose()

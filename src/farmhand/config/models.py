@@ -285,6 +285,25 @@ class ServerConfig(_Strict):
     """Bearer tokens clients must send (with FARMHAND_API_KEYS); write them as ${env:VAR}."""
 
 
+class LlamaServerConfig(_Strict):
+    """llama.cpp's llama-server, driven by the llama_* MCP tools on farmhand serve's /mcp
+    (and `farmhand mcp serve`); the section's presence turns the tools on."""
+
+    url: str | None = None
+    """Its URL; default $LLAMA_SERVER_URL, else http://127.0.0.1:8080."""
+    timeout: int | None = Field(default=None, gt=0)
+    """Request timeout in milliseconds; default $LLAMA_SERVER_TIMEOUT, else 30000."""
+    api_key: str | None = None
+    """Sent as `Authorization: Bearer <key>`; default $LLAMA_API_KEY."""
+
+    @field_validator("url")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("http://", "https://")):
+            raise ValueError(f"{value!r} must start with http:// or https://")
+        return value
+
+
 class FarmhandConfig(_Strict):
     """A whole farmhand.yaml (or llamafarm.yaml)."""
 
@@ -302,6 +321,8 @@ class FarmhandConfig(_Strict):
     """Named prompts that models include by name."""
     server: ServerConfig = Field(default_factory=ServerConfig)
     """`farmhand serve` settings (API keys)."""
+    llama_server: LlamaServerConfig | None = None
+    """A llama-server for the llama_* MCP tools; omitted, the tools are not offered."""
     # LlamaFarm sections farmhand does not use; accepted so a real llamafarm.yaml loads.
     rag: Any = None
     """LlamaFarm RAG settings (ignored by farmhand)."""

@@ -26,6 +26,8 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from farmhand.errors import FarmhandError
+from farmhand.mcpserver.llama_tools import LlamaTools, register_llama_tools
+from farmhand.mcpserver.results import ToolServer
 from farmhand.server.ollama_api import _search, _tools_body
 from farmhand.server.projects import ProjectStore, state_for
 from farmhand.server.projects_api import complete
@@ -48,9 +50,10 @@ OptionalProject = Annotated[
 ]
 
 
-def build_server(get_state: StateGetter) -> MCPServer:
-    """An MCPServer with farmhand's tools, over whatever ServerState `get_state` returns."""
-    server: MCPServer = MCPServer(
+def build_server(get_state: StateGetter, llama: LlamaTools | None = None) -> MCPServer:
+    """An MCPServer with farmhand's tools, over whatever ServerState `get_state` returns,
+    and the llama_* tools when `llama` is given (the config has a `llama_server:` section)."""
+    server: MCPServer = ToolServer(
         "farmhand",
         instructions=(
             "farmhand runs language models with tools. Projects are named configs"
@@ -174,6 +177,8 @@ def build_server(get_state: StateGetter) -> MCPServer:
             tools, problems = await _search(state, list(state.config.mcp.servers), [], pattern)
             return {**_tools_body(tools, problems), "pattern": pattern}
 
+    if llama is not None:
+        register_llama_tools(server, llama)
     return server
 
 

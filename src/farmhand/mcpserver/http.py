@@ -41,6 +41,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.routing import BaseRoute
 
 from farmhand.mcpserver.farmhand_tools import StateGetter, build_server
+from farmhand.mcpserver.llama_tools import LlamaTools
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 PATH = "/mcp"
@@ -54,11 +55,13 @@ class McpEndpoint:
     run: Callable[[], AbstractAsyncContextManager[None]]
 
 
-def mcp_endpoint(get_state: StateGetter, *, allowed_hosts: Sequence[str] = ()) -> McpEndpoint:
+def mcp_endpoint(
+    get_state: StateGetter, *, allowed_hosts: Sequence[str] = (), llama: LlamaTools | None = None
+) -> McpEndpoint:
     """The /mcp endpoint over `get_state()`. `allowed_hosts`: Host values besides loopback
     that may reach it (`name` for any port, or `name:port`), e.g. the name clients use
-    when `farmhand serve` binds to a non-loopback address."""
-    server = build_server(get_state)
+    when `farmhand serve` binds to a non-loopback address. `llama`: add the llama_* tools."""
+    server = build_server(get_state, llama)
     app = server.streamable_http_app(
         streamable_http_path=PATH,
         transport_security=security_settings(allowed_hosts),

@@ -4,7 +4,8 @@ app owns its ServerState (config, providers, MCP pool), kept on `app.state.farmh
 Routes: OpenAI's dialect (/v1), projects (/v1/projects), Ollama's (/api), farmhand's own
 MCP server (/mcp). The lifespan opens the MCP pool and the /mcp session manager on startup;
 on shutdown (after uvicorn has let in-flight requests finish) it closes every MCP session,
-reaps the server processes and closes the providers.
+reaps the server processes and closes the providers (and stops a llama-server that the
+llama_* tools started, when the config has `llama_server:`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from starlette.routing import BaseRoute, Route
 
 from farmhand.config.models import FarmhandConfig
 from farmhand.mcpserver.http import mcp_endpoint
+from farmhand.mcpserver.llama_tools import llama_tools_for
 from farmhand.paths import farmhand_home
 from farmhand.server import ollama_api, openai_api, projects_api
 from farmhand.server.auth import GateMiddleware, api_keys_from_env, max_body_from_env
@@ -57,7 +59,8 @@ def create_app(
         api_keys=keys,
     )
 
-    mcp = mcp_endpoint(lambda: state, allowed_hosts=allowed_hosts)
+    llama = llama_tools_for(config.llama_server, state.home)
+    mcp = mcp_endpoint(lambda: state, allowed_hosts=allowed_hosts, llama=llama)
 
     @asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
@@ -65,7 +68,11 @@ def create_app(
             async with state.pool, mcp.run():  # the pool outlives the MCP sessions
                 yield
         finally:
-            await state.aclose()
+            try:
+                await state.aclose()
+            finally:
+                if llama is not None:  # stops a llama-server that llama_start started
+                    await llama.aclose()
 
     app = Starlette(
         routes=[*_routes(), *mcp.routes],

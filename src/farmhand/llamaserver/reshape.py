@@ -1,0 +1,99 @@
+"""llama-server answers whose shape changed across its versions, made into one shape.
+
+- /health once carried slot counts and now says only {"status": "ok"}; the counts come from
+  /slots (`is_processing` per slot) when the server serves it.
+- /tokenize with pieces answers [{"id", "piece"}] (a piece that is not valid UTF-8 comes as
+  a list of bytes); the tool promises {tokens: [int], pieces: [str]}.
+- /embedding answered {"embedding": [...]} and now [{"index", "embedding": [[...]]}].
+- /reranking results come in document order in some builds and best-first in others.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+from farmhand.errors import LlamaServerError
+from farmhand.llamaserver.client import server_message
+
+
+def health_result(url: str, health: httpx.Response, slots: Any) -> dict[str, Any]:
+    """{status: ok | loading_model | error, url, slots_idle, slots_processing}."""
+    if health.status_code == 200:
+        status, message = "ok", None
+    else:
+        message = server_message(health)
+        status = "loading_model" if "loading" in message.lower() else "error"
+    result: dict[str, Any] = {"status": status, "url": url}
+    if message:
+        result["message"] = message
+    if isinstance(slots, list):
+        busy = sum(1 for slot in slots if isinstance(slot, dict) and slot.get("is_processing"))
+        result |= {"slots_idle": len(slots) - busy, "slots_processing": busy}
+    return result
+
+
+def tokenize_result(answer: Any) -> dict[str, Any]:
+    raw = _field(answer, "tokens", "/tokenize")
+    tokens: list[int] = []
+    pieces: list[str] = []
+    for item in raw:
+        if isinstance(item, dict):
+            tokens.append(int(item["id"]))
+            piece = item.get("piece", "")
+            pieces.append(
+                bytes(piece).decode("utf-8", "replace") if isinstance(piece, list) else piece
+            )
+        else:
+            tokens.append(int(item))
+    result: dict[str, Any] = {"tokens": tokens, "count": len(tokens)}
+    if pieces:
+        result["pieces"] = pieces
+    return result
+
+
+def embedding_result(answer: Any) -> dict[str, Any]:
+    """{embedding: [float], dimensions}; with pooling `none` (one vector per token),
+    {embeddings: [[float]], dimensions, tokens}."""
+    if isinstance(answer, list):
+        if not answer:
+            raise LlamaServerError("llama-server returned no embedding for the text")
+        answer = answer[0]
+    vectors = _field(answer, "embedding", "/embedding")
+    if vectors and isinstance(vectors[0], list):
+        if len(vectors) > 1:
+            return {
+                "embeddings": vectors,
+                "dimensions": len(vectors[0]),
+                "tokens": len(vectors),
+                "pooling": "none",
+            }
+        vectors = vectors[0]
+    return {"embedding": vectors, "dimensions": len(vectors)}
+
+
+def rerank_result(answer: Any, documents: list[str]) -> dict[str, Any]:
+    """{results: [{index, relevance_score, document}]}, most relevant first."""
+    raw = answer if isinstance(answer, list) else _field(answer, "results", "/reranking")
+    scored = sorted(
+        ((float(item["relevance_score"]), int(item["index"])) for item in raw),
+        key=lambda pair: (-pair[0], pair[1]),  # best first; ties in document order
+    )
+    results = [
+        {
+            "index": index,
+            "relevance_score": score,
+            "document": documents[index] if 0 <= index < len(documents) else None,
+        }
+        for score, index in scored
+    ]
+    return {"results": results}
+
+
+def _field(answer: Any, key: str, path: str) -> Any:
+    if not isinstance(answer, dict) or not isinstance(answer.get(key), list):
+        raise LlamaServerError(
+            f"llama-server's answer to {path} has no {key!r} list: {str(answer)[:200]}"
+        )
+    return answer[key]

@@ -1,0 +1,58 @@
+"""How farmhand's MCP servers answer: one shape for success and one for failure.
+
+Success is `{content: [{type: "text", text: <the result as indented JSON>}]}` (text as it is
+for a result that is text already, like Prometheus metrics); failure is `isError: true` with
+`Error: <what went wrong and what to do>`. Arguments that do not fit a tool's schema are
+answered the same way, naming each field and the problem, instead of the SDK's
+"Error executing tool ..." text with pydantic's links in it.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from mcp import types
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import ValidationError
+
+
+def ok(result: Any) -> types.CallToolResult:
+    text = result if isinstance(result, str) else json.dumps(result, indent=2, ensure_ascii=False)
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)])
+
+
+def failed(message: str) -> types.CallToolResult:
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=f"Error: {message}")], is_error=True
+    )
+
+
+def invalid_arguments(tool: str, error: ValidationError) -> str:
+    """`Invalid arguments for TOOL: field: problem; other.field: problem`."""
+    problems = []
+    for item in error.errors(include_url=False):
+        where = ".".join(str(part) for part in item["loc"]) or "(arguments)"
+        got = "" if item["type"] == "missing" else f" (got {_short(item.get('input'))})"
+        problems.append(f"{where}: {item['msg']}{got}")
+    return f"Invalid arguments for {tool}: " + "; ".join(problems)
+
+
+class ToolServer(MCPServer):
+    """MCPServer whose argument-validation errors name the field and the problem plainly."""
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if isinstance(exc.__cause__, ValidationError):
+                return failed(invalid_arguments(name, exc.__cause__))
+            raise
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, default=str)
+    return text if len(text) <= 60 else text[:57] + "..."
