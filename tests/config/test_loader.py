@@ -445,8 +445,8 @@ def test_unknown_keys_at_every_depth(tmp_path: Path) -> None:
     ) == [
         "5 problems in F:",
         "F:2: nmae: unknown key 'nmae' (did you mean 'name'?); allowed keys: version, name,"
-        " namespace, mcp, runtime, prompts, server, rag, datasets, components, voice, agents,"
-        " nodes, router",
+        " namespace, mcp, runtime, prompts, server, llama_server, rag, datasets, components,"
+        " voice, agents, nodes, router",
         "F:4: mcp.severs: unknown key 'severs' (did you mean 'servers'?); allowed keys: servers",
         "F:7: mcp.servers[0].comand: unknown key 'comand' (did you mean 'command'?);"
         " allowed keys: name, transport, command, args, env, base_url, headers, tool_timeout,"

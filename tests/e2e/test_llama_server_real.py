@@ -123,6 +123,8 @@ async def test_a_real_llama_server_from_start_to_stop(llama: Llama, gguf: Path) 
     assert "llamacpp:prompt_tokens_total" in metrics
     props = await llama.ok("llama_props")
     assert props["default_generation_settings"]["n_ctx"] == 2048
+    refused = await llama.error("llama_props", default_generation_settings={"temperature": 0.1})
+    assert "Start it with `--props`" in refused
     models = await llama.ok("llama_models")
     assert models["data"] and models["object"] == "list"
     assert await llama.ok("llama_lora_list") == []
@@ -151,6 +153,18 @@ async def test_embeddings_from_a_server_started_for_them(llama: Llama, gguf: Pat
     assert first["dimensions"] == len(first["embedding"]) == 896  # Qwen2.5-0.5B's hidden size
     assert first["embedding"] != second["embedding"]
     # The tools stop the server on the way out (the fixture checks the port is free again).
+
+
+async def test_props_changes_say_what_did_not_take(llama: Llama, gguf: Path) -> None:
+    await llama.ok("llama_start", model=str(gguf), port=llama.port, extra_args=["--props"])
+    wanted = {"temperature": 0.123, "top_k": 7}
+    after = await llama.ok("llama_props", default_generation_settings=wanted)
+    shown = {
+        **after["default_generation_settings"],
+        **after["default_generation_settings"]["params"],
+    }
+    for key, value in wanted.items():  # each setting either took effect or is reported
+        assert shown.get(key) == value or after["not_applied"][key] == value, (key, after)
 
 
 async def test_router_mode_loads_and_unloads(llama: Llama, gguf: Path, tmp_path: Path) -> None:

@@ -6,6 +6,7 @@
   a list of bytes); the tool promises {tokens: [int], pieces: [str]}.
 - /embedding answered {"embedding": [...]} and now [{"index", "embedding": [[...]]}].
 - /reranking results come in document order in some builds and best-first in others.
+- POST /props may accept settings it does not apply; the answer says which it did not.
 """
 
 from __future__ import annotations
@@ -32,6 +33,25 @@ def health_result(url: str, health: httpx.Response, slots: Any) -> dict[str, Any
         busy = sum(1 for slot in slots if isinstance(slot, dict) and slot.get("is_processing"))
         result |= {"slots_idle": len(slots) - busy, "slots_processing": busy}
     return result
+
+
+def props_after_change(props: Any, requested: dict[str, Any]) -> Any:
+    """/props after a POST, with `not_applied` listing the requested settings it does not
+    show. (llama-server accepts POST /props with --props but, as of its 2026 builds,
+    changes nothing through it: the caller should learn that, not assume success.)"""
+    if not isinstance(props, dict):
+        return props
+    current = props.get("default_generation_settings")
+    current = current if isinstance(current, dict) else {}
+    shown = {**current, **(current.get("params") or {})}
+    missed = {key: value for key, value in requested.items() if shown.get(key) != value}
+    if not missed:
+        return props
+    note = (
+        "llama-server accepted the change but does not show these settings; pass them with"
+        " each request (llama_complete / llama_chat) instead"
+    )
+    return {**props, "not_applied": missed, "note": note}
 
 
 def tokenize_result(answer: Any) -> dict[str, Any]:

@@ -33,6 +33,7 @@ from farmhand.llamaserver.process import LlamaServerProcess, StartOptions
 from farmhand.llamaserver.reshape import (
     embedding_result,
     health_result,
+    props_after_change,
     rerank_result,
     tokenize_result,
 )
@@ -159,10 +160,11 @@ def register_llama_tools(server: MCPServer, llama: LlamaTools) -> None:
         chat template), or change its default generation settings and return the result."""
 
         async def work() -> Any:
-            if default_generation_settings is not None:
-                body = {"default_generation_settings": default_generation_settings}
-                await client.post_json("/props", body)
-            return await client.get_json("/props")
+            if default_generation_settings is None:
+                return await client.get_json("/props")
+            body = {"default_generation_settings": default_generation_settings}
+            await client.post_json("/props", body)
+            return props_after_change(await client.get_json("/props"), default_generation_settings)
 
         return await _answer(work())
 
