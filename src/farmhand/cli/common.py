@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -42,3 +43,12 @@ def user_errors() -> Iterator[None]:
     except KeyboardInterrupt:
         err_console.print("interrupted")
         sys.exit(130)
+
+
+def quiet_logging(level: str = "warning") -> None:
+    """Root logging at warning (or the level asked for, if higher), set before anything else
+    does: the MCP SDK otherwise sets the root logger to INFO with a rich handler, and every
+    backend request would then be logged (httpx logs each at INFO) and rendered."""
+    chosen = logging.getLevelName(level.upper())
+    threshold = max(chosen if isinstance(chosen, int) else logging.WARNING, logging.WARNING)
+    logging.basicConfig(level=threshold, format="%(levelname)s: %(name)s: %(message)s")

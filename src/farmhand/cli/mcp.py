@@ -11,7 +11,7 @@ from typing import Annotated
 import anyio
 import typer
 
-from farmhand.cli.common import ConfigOption, user_errors
+from farmhand.cli.common import ConfigOption, quiet_logging, user_errors
 from farmhand.config.loader import find_config, load_config
 from farmhand.config.models import FarmhandConfig
 from farmhand.llamaserver.settings import LlamaServerSettings
@@ -25,6 +25,7 @@ def serve(config: ConfigOption = None) -> None:
     """Serve farmhand's tools over stdio (for `command: farmhand, args: [mcp, serve]`)."""
     with user_errors():
         cfg = load_config(find_config(config))
+        quiet_logging()  # stderr is the client's log: no line per backend request
         anyio.run(_serve, cfg)
 
 
@@ -70,6 +71,7 @@ def llama(
     set, is sent as a Bearer token). A server started with llama_start stops with this one."""
     with user_errors():
         settings = LlamaServerSettings.from_env().overridden(url=url, timeout_ms=timeout)
+        quiet_logging()  # stderr is the client's log: no line per llama-server request
         anyio.run(_serve_llama, settings)
 
 

@@ -8,12 +8,11 @@ in-flight requests finish (up to --graceful-timeout seconds), then the MCP pool 
 from __future__ import annotations
 
 import ipaddress
-import logging
 from typing import Annotated
 
 import typer
 
-from farmhand.cli.common import ConfigOption, err_console, fail, user_errors
+from farmhand.cli.common import ConfigOption, err_console, fail, quiet_logging, user_errors
 from farmhand.config.loader import find_config, load_config
 from farmhand.server.auth import API_KEYS_VARIABLE, api_keys_from_env
 
@@ -62,7 +61,7 @@ def serve(
                 " config (clients send"
                 " `Authorization: Bearer <key>`), or listen on 127.0.0.1"
             )
-        _quiet_logging(log_level)
+        quiet_logging(log_level)
         hosts = list(allowed_host or [])
         if not is_loopback(host) and host not in ("0.0.0.0", "::", "[::]"):
             hosts.append(host)
@@ -80,12 +79,3 @@ def serve(
             timeout_graceful_shutdown=graceful_timeout,
             lifespan="on",
         )
-
-
-def _quiet_logging(level: str) -> None:
-    """Root logging at warning (or the level asked for, if higher), set before anything else
-    does: the MCP SDK otherwise sets the root logger to INFO with a rich handler, and every
-    backend request would then be logged (httpx logs each at INFO) and rendered."""
-    chosen = logging.getLevelName(level.upper())
-    threshold = max(chosen if isinstance(chosen, int) else logging.WARNING, logging.WARNING)
-    logging.basicConfig(level=threshold, format="%(levelname)s: %(name)s: %(message)s")
