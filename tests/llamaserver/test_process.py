@@ -232,3 +232,12 @@ def test_library_links_the_package_has_not_made_yet(tmp_path: Path) -> None:
     assert soname_links(bin_dir, tmp_path / "links") == folder  # idempotent
     (bin_dir / "_symlinks.json").unlink()
     assert soname_links(bin_dir, tmp_path / "links") is None
+
+
+async def test_a_binary_that_cannot_run_is_one_clear_error(tmp_path: Path, gguf: str) -> None:
+    not_executable = tmp_path / "llama-server"
+    not_executable.write_text("not a program")
+    servers = LlamaServerProcess(tmp_path / "logs", find_binary=lambda: not_executable)
+    with pytest.raises(LlamaServerError, match=r"could not run .*llama-server .*Permission denied"):
+        await servers.start(StartOptions(model=gguf, port=free_port()))
+    assert servers.running is None

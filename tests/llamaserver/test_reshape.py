@@ -72,3 +72,10 @@ def test_props_changes_that_did_not_take_are_named() -> None:
     assert after["not_applied"] == {"temperature": 0.1}
     assert "pass them with each request" in after["note"]
     assert props_after_change(props, {"temperature": 0.8}) == props
+
+
+def test_items_of_an_unknown_shape_are_errors_that_show_the_answer() -> None:
+    with pytest.raises(LlamaServerError, match=r"answer to /reranking is not in a shape.*'score'"):
+        rerank_result({"results": [{"i": 0, "score": 1}]}, ["a"])
+    with pytest.raises(LlamaServerError, match="answer to /tokenize is not in a shape"):
+        tokenize_result({"tokens": [{"piece": "x"}]})

@@ -134,19 +134,9 @@ class LlamaServerProcess:
             _check_model(options.model)
             _check_port_free(options.port)
             binary = self._find_binary()
-            self._log_dir.mkdir(parents=True, exist_ok=True)
             log = self._log_dir / f"llama-server-{options.port}.log"
             command = options.command(binary)
-            with log.open("wb") as sink:
-                process = subprocess.Popen(
-                    command,
-                    stdin=subprocess.DEVNULL,
-                    stdout=sink,
-                    stderr=subprocess.STDOUT,
-                    env=child_environment(binary),
-                    start_new_session=True,
-                    preexec_fn=_die_with_parent,
-                )
+            process = _spawn(command, binary, log)
             server = RunningServer(
                 process, options, f"http://127.0.0.1:{options.port}", log, command
             )
@@ -208,6 +198,28 @@ class LlamaServerProcess:
                         f" so it was stopped. Last lines of {server.log}:\n{log_tail(server.log)}"
                     )
                 await anyio.sleep(0.1)  # /health has no push form: poll, with a deadline
+
+
+def _spawn(command: list[str], binary: Path, log: Path) -> subprocess.Popen[bytes]:
+    # Popen runs on the event loop's thread, which lives as long as the loop: the death
+    # signal is tied to the thread that forked, so a worker thread here would kill the
+    # server as soon as that thread was retired.
+    try:
+        log.parent.mkdir(parents=True, exist_ok=True)
+        with log.open("wb") as sink:
+            return subprocess.Popen(
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=sink,
+                stderr=subprocess.STDOUT,
+                env=child_environment(binary),
+                start_new_session=True,
+                preexec_fn=_die_with_parent,
+            )
+    except OSError as exc:
+        raise LlamaServerError(
+            f"could not run {binary} (log {log}): {exc.strerror or exc}. {INSTALL_HINT}"
+        ) from None
 
 
 def find_llama_server() -> Path:

@@ -11,6 +11,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import httpx
@@ -58,15 +60,15 @@ def tokenize_result(answer: Any) -> dict[str, Any]:
     raw = _field(answer, "tokens", "/tokenize")
     tokens: list[int] = []
     pieces: list[str] = []
-    for item in raw:
-        if isinstance(item, dict):
-            tokens.append(int(item["id"]))
-            piece = item.get("piece", "")
-            pieces.append(
-                bytes(piece).decode("utf-8", "replace") if isinstance(piece, list) else piece
-            )
-        else:
-            tokens.append(int(item))
+    with _unexpected(answer, "/tokenize"):
+        for item in raw:
+            if isinstance(item, dict):
+                tokens.append(int(item["id"]))
+                piece = item.get("piece", "")
+                is_bytes = isinstance(piece, list)  # a piece that is not valid UTF-8
+                pieces.append(bytes(piece).decode("utf-8", "replace") if is_bytes else piece)
+            else:
+                tokens.append(int(item))
     result: dict[str, Any] = {"tokens": tokens, "count": len(tokens)}
     if pieces:
         result["pieces"] = pieces
@@ -96,10 +98,9 @@ def embedding_result(answer: Any) -> dict[str, Any]:
 def rerank_result(answer: Any, documents: list[str]) -> dict[str, Any]:
     """{results: [{index, relevance_score, document}]}, most relevant first."""
     raw = answer if isinstance(answer, list) else _field(answer, "results", "/reranking")
-    scored = sorted(
-        ((float(item["relevance_score"]), int(item["index"])) for item in raw),
-        key=lambda pair: (-pair[0], pair[1]),  # best first; ties in document order
-    )
+    with _unexpected(answer, "/reranking"):
+        pairs = [(float(item["relevance_score"]), int(item["index"])) for item in raw]
+    scored = sorted(pairs, key=lambda pair: (-pair[0], pair[1]))  # ties in document order
     results = [
         {
             "index": index,
@@ -117,3 +118,15 @@ def _field(answer: Any, key: str, path: str) -> Any:
             f"llama-server's answer to {path} has no {key!r} list: {str(answer)[:200]}"
         )
     return answer[key]
+
+
+@contextmanager
+def _unexpected(answer: Any, path: str) -> Iterator[None]:
+    """An answer whose items are not what llama-server documents: an error that shows it."""
+    try:
+        yield
+    except (KeyError, TypeError, ValueError) as exc:
+        raise LlamaServerError(
+            f"llama-server's answer to {path} is not in a shape farmhand knows ({exc!r}):"
+            f" {str(answer)[:200]}"
+        ) from None
