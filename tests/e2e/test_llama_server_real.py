@@ -167,6 +167,39 @@ async def test_props_changes_say_what_did_not_take(llama: Llama, gguf: Path) -> 
         assert shown.get(key) == value or after["not_applied"][key] == value, (key, after)
 
 
+async def test_api_key_and_timeout_against_the_real_server(gguf: Path, tmp_path: Path) -> None:
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    keyed = LlamaTools(LlamaServerSettings(url=url, api_key="sesame"), log_dir=tmp_path)
+    wrong = LlamaTools(LlamaServerSettings(url=url, api_key="wrong"), log_dir=tmp_path)
+    hurried = LlamaTools(
+        LlamaServerSettings(url=url, api_key="sesame", timeout_ms=40), log_dir=tmp_path
+    )
+    try:
+        async with (
+            Client(build_llama_server(keyed)) as keyed_client,
+            Client(build_llama_server(wrong)) as wrong_client,
+            Client(build_llama_server(hurried)) as hurried_client,
+        ):
+            owner = ToolCalls(keyed_client)
+            started = await owner.ok("llama_start", model=str(gguf), port=port)
+            assert started["command"][-2:] == ["--api-key", "sesame"]  # the server wants our key
+            assert (await owner.ok("llama_tokenize", content="hi"))["count"] >= 1
+            refused = await ToolCalls(wrong_client).error("llama_tokenize", content="hi")
+            assert "Set LLAMA_API_KEY to the key llama-server was started with" in refused
+            slow = await ToolCalls(hurried_client).error(
+                "llama_complete", prompt="Write a long story.", max_tokens=256, temperature=0
+            )
+            assert slow == (
+                "Error: Request timed out after 40 ms."
+                " Try reducing max_tokens or check server load."
+            )
+    finally:
+        for tools in (hurried, wrong, keyed):
+            await tools.aclose()
+    assert port_is_closed(port)
+
+
 async def test_router_mode_loads_and_unloads(llama: Llama, gguf: Path, tmp_path: Path) -> None:
     models = tmp_path / "models"
     models.mkdir()
