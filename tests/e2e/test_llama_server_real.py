@@ -15,10 +15,11 @@ import os
 import socket
 import subprocess
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 from tests.llamaserver.tool_calls import ToolCalls, text_of
@@ -262,6 +263,37 @@ async def test_the_openai_provider_talks_to_llama_server(gguf: Path, tmp_path: P
         await servers.aclose()
     answer = "".join(e.text for e in events if isinstance(e, TextDelta))
     assert "Paris" in answer
+
+
+async def test_farmhand_chat_uses_tools_with_llama_server_as_its_model(
+    gguf: Path, tmp_path: Path, farmhand_cli: Callable[..., subprocess.CompletedProcess[str]]
+) -> None:
+    # prompt_based: through llama-server's native tool calling this 0.5B model writes its call
+    # as a JSON code block, which llama-server passes on as text (seen 2026-11-24), so the
+    # loop would end without a call; described in the prompt, it calls in <tool_call> tags.
+    papers = tmp_path / "papers"
+    papers.mkdir()
+    for name in ("garden-plan.txt", "recipes.md"):
+        (papers / name).write_text(f"contents of {name}\n")
+    servers = LlamaServerProcess(tmp_path / "logs")
+    started = await servers.start(StartOptions(model=str(gguf), port=free_port(), ctx_size=8192))
+    (tmp_path / "farmhand.yaml").write_text(
+        "runtime:\n  max_tool_rounds: 1\n  default_model: ls\n  models:\n"
+        f"    - {{name: ls, provider: openai, base_url: '{started['url']}/v1', model: qwen,"
+        " tool_call_strategy: prompt_based}\n"
+    )
+    try:
+        chat = ["chat", "--tools", "papers", "--json", "--temperature", "0", "--seed", "7"]
+        chat += ["--max-tokens", "96", "List the files in the papers folder."]
+        run = await anyio.to_thread.run_sync(lambda: farmhand_cli(*chat, cwd=tmp_path))
+    finally:
+        await servers.aclose()
+    assert run.returncode == 0, run.stderr
+    report = json.loads(run.stdout)
+    listing = report["tool_calls"][0]
+    assert listing["name"] == "filesystem:list_directory" and not listing["is_error"], listing
+    assert "garden-plan.txt" in listing["result"] and "recipes.md" in listing["result"]
+    assert report["usage"]["prompt_tokens"] > 0
 
 
 ROOT = Path(__file__).parents[2]
