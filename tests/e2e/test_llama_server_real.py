@@ -205,26 +205,31 @@ async def test_router_mode_loads_and_unloads(llama: Llama, gguf: Path, tmp_path:
     models = tmp_path / "models"
     models.mkdir()
     (models / "coder.gguf").symlink_to(gguf)
-    started = await llama.ok("llama_start", model=str(models), port=llama.port)
+    started = await llama.ok(
+        "llama_start", model=str(models), port=llama.port, extra_args=["--no-models-autoload"]
+    )
     assert started["mode"] == "router" and started["command"][1:3] == ["--models-dir", str(models)]
     listed = await llama.ok("llama_models")
-    names = [m["id"] for m in listed["data"]]
-    assert names == ["coder"], listed
+    assert [m["id"] for m in listed["data"]] == ["coder"], listed
+    no_model = "Error: No model loaded. Use llama_load_model or start llama-server with -m flag."
+    assert (await llama.error("llama_tokenize", content="hi", model="coder")).startswith(no_model)
 
     loaded = await llama.ok("llama_load_model", model="coder")
-    assert loaded["response"] == {"success": True}
+    assert loaded == {"model": "coder", "status": "loaded", "response": {"success": True}}
     chat = await llama.ok(
         "llama_chat", messages=[{"role": "user", "content": "Say hi."}], max_tokens=4, model="coder"
     )
     assert chat["choices"][0]["message"]["content"]
-    unloaded = await llama.ok("llama_unload_model", model="coder")
-    assert unloaded["status"] == "unloaded"
-    missing = await llama.error("llama_load_model", model="nope")
-    assert missing.startswith("Error: llama-server knows no model 'nope' to load.")
+    assert (await llama.ok("llama_tokenize", content="hi", model="coder"))["count"] >= 1
     unnamed = await llama.error("llama_tokenize", content="hi")
     assert unnamed.startswith("Error: llama-server is in router mode: name the model")
-    tokens = await llama.ok("llama_tokenize", content="hi", model="coder")
-    assert tokens["count"] >= 1
+
+    unloaded = await llama.ok("llama_unload_model", model="coder")
+    assert unloaded["status"] == "unloaded"
+    assert (await llama.error("llama_chat", messages=[{"role": "user", "content": "x"}],
+                              model="coder")).startswith(no_model)  # fmt: skip
+    missing = await llama.error("llama_load_model", model="nope")
+    assert missing.startswith("Error: llama-server knows no model 'nope' to load.")
 
 
 async def test_farmhand_mcp_llama_over_stdio(gguf: Path, tmp_path: Path) -> None:

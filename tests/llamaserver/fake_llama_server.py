@@ -28,7 +28,8 @@ class FakeLlamaServer:
             {"id": 0, "path": "adapters/sql.gguf", "scale": 1.0},
             {"id": 1, "path": "adapters/poetry.gguf", "scale": 0.0},
         ]
-        self.models = {"coder.gguf": "unloaded", "chat.gguf": "loaded"}
+        self.models = {"coder.gguf": "unloaded", "chat.gguf": "loaded", "broken.gguf": "unloaded"}
+        self.model_listings = 0
         self.requests: list[tuple[str, str, Any]] = []
         self.app = Starlette(
             routes=[
@@ -39,6 +40,7 @@ class FakeLlamaServer:
                 Route("/embedding", self.embedding, methods=["POST"]),
                 Route("/reranking", self.rerank, methods=["POST"]),
                 Route("/lora-adapters", self.lora, methods=["GET", "POST"]),
+                Route("/models", self.list_models),
                 Route("/models/load", self.load, methods=["POST"]),
                 Route("/models/unload", self.unload, methods=["POST"]),
                 Route("/props", self.props, methods=["GET", "POST"]),
@@ -99,6 +101,21 @@ class FakeLlamaServer:
             known[change["id"]]["scale"] = change["scale"]
         return JSONResponse({"success": True})
 
+    async def list_models(self, request: Request) -> Response:
+        """Router mode's list; a load is seen as `loading` once before `loaded`, as the
+        real router does while the model's own process starts."""
+        self.model_listings += 1
+        data = []
+        for name, state in self.models.items():
+            status: dict[str, Any] = {"value": state}
+            if state == "loading":
+                self.models[name] = "loaded"
+            if name == "broken.gguf" and state == "loading":  # its process dies at once
+                self.models[name] = "unloaded"
+                status = {"value": "unloaded", "failed": True, "exit_code": 1}
+            data.append({"id": name, "object": "model", "status": status})
+        return JSONResponse({"object": "list", "data": data})
+
     async def load(self, request: Request) -> Response:
         return await self._switch(request, "loaded")
 
@@ -109,7 +126,7 @@ class FakeLlamaServer:
         body = await self._body(request)
         if body["model"] not in self.models:  # what the real router answers
             return error(404, "File Not Found", "not_found_error")
-        self.models[body["model"]] = state
+        self.models[body["model"]] = "loading" if state == "loaded" else state
         return JSONResponse({"success": True})
 
     async def props(self, request: Request) -> Response:

@@ -100,8 +100,14 @@ async def test_router_load_and_unload(llama: Session) -> None:
     loaded = await llama.ok("llama_load_model", model="coder.gguf")
     assert loaded == {"model": "coder.gguf", "status": "loaded", "response": {"success": True}}
     assert llama.fake.models["coder.gguf"] == "loaded"
+    assert llama.fake.model_listings == 2  # saw "loading", waited, then saw "loaded"
     await llama.ok("llama_unload_model", model="chat.gguf")
     assert llama.fake.models["chat.gguf"] == "unloaded"
+    broken = await llama.error("llama_load_model", model="broken.gguf")
+    assert broken == (
+        "Error: llama-server could not load model 'broken.gguf': its process exited with"
+        " code 1. llama-server's log says why."
+    )
     missing = await llama.error("llama_load_model", model="nope.gguf")
     assert missing.startswith("Error: llama-server knows no model 'nope.gguf' to load.")
     assert "llama_models lists the ones it has" in missing

@@ -27,7 +27,7 @@ from mcp.server.mcpserver import MCPServer
 from pydantic import BaseModel, Field
 
 from farmhand.config.models import LlamaServerConfig
-from farmhand.errors import FarmhandError, LlamaServerError
+from farmhand.errors import FarmhandError
 from farmhand.llamaserver.client import LlamaServerClient
 from farmhand.llamaserver.process import LlamaServerProcess, StartOptions
 from farmhand.llamaserver.reshape import (
@@ -37,6 +37,7 @@ from farmhand.llamaserver.reshape import (
     rerank_result,
     tokenize_result,
 )
+from farmhand.llamaserver.router import change_model
 from farmhand.llamaserver.settings import HEALTH_TIMEOUT_MS, LlamaServerSettings
 from farmhand.mcpserver.results import ToolServer, failed, ok
 
@@ -309,15 +310,15 @@ def register_llama_tools(server: MCPServer, llama: LlamaTools) -> None:
         model: Annotated[str, Field(min_length=1, description="Model name or path to load")],
     ) -> types.CallToolResult:
         """Load a model (router mode only: llama-server started without -m; llama_start
-        with a folder of GGUF files)."""
-        return await _answer(_model_change(client, "/models/load", model, "loaded"))
+        with a folder of GGUF files); returns once the model is ready to answer."""
+        return await _answer(change_model(client, "load", model))
 
     @server.tool(annotations=CHANGES_SERVER)
     async def llama_unload_model(
         model: Annotated[str, Field(min_length=1, description="Model to unload")],
     ) -> types.CallToolResult:
         """Unload a model (router mode only), freeing its memory."""
-        return await _answer(_model_change(client, "/models/unload", model, "unloaded"))
+        return await _answer(change_model(client, "unload", model))
 
     @server.tool(annotations=READ_ONLY)
     async def llama_lora_list() -> types.CallToolResult:
@@ -395,14 +396,3 @@ def _sampling(**fields: Any) -> dict[str, Any]:
     """A request body without the options the caller left unset (llama-server's own
     defaults apply to those)."""
     return {key: value for key, value in fields.items() if value is not None}
-
-
-async def _model_change(client: LlamaServerClient, path: str, model: str, done: str) -> Any:
-    response = await client.request("POST", path, body={"model": model}, accept={404})
-    if response.status_code == 404:
-        raise LlamaServerError(
-            f"llama-server knows no model {model!r} to {path.rsplit('/', 1)[-1]}. llama_models"
-            " lists the ones it has (in router mode, the GGUF files of its --models-dir, named"
-            " without .gguf); a llama-server started with one model (-m) cannot load others."
-        )
-    return {"model": model, "status": done, "response": response.json()}
