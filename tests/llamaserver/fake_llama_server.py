@@ -21,8 +21,11 @@ from starlette.routing import Route
 
 
 class FakeLlamaServer:
-    def __init__(self, *, loading: bool = False, api_key: str | None = None) -> None:
+    def __init__(
+        self, *, loading: bool = False, api_key: str | None = None, slots: bool = True
+    ) -> None:
         self.loading = loading
+        self.serves_slots = slots
         self.api_key = api_key
         self.adapters: list[dict[str, Any]] = [
             {"id": 0, "path": "adapters/sql.gguf", "scale": 1.0},
@@ -63,6 +66,8 @@ class FakeLlamaServer:
         return self._refused(request) or JSONResponse({"status": "ok"})
 
     async def slots(self, request: Request) -> Response:
+        if not self.serves_slots:  # started with --no-slots
+            return error(501, "This server does not support slots endpoint.", "not_supported_error")
         busy = [{"id": 0, "is_processing": True}, {"id": 1, "is_processing": False}]
         return self._refused(request) or JSONResponse([*busy, {"id": 2, "is_processing": False}])
 

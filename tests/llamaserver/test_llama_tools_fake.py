@@ -162,6 +162,16 @@ async def test_invalid_arguments_name_the_field_and_the_problem(llama: Session) 
     assert llama.fake.requests == []  # nothing invalid reached the server
 
 
+async def test_health_without_slots_is_still_ok(tmp_path: Path) -> None:
+    async for llama in _session(FakeLlamaServer(slots=False), tmp_path):
+        assert await llama.ok("llama_health") == {"status": "ok", "url": "http://llama.test:8080"}
+        message = await llama.error("llama_slots")
+        assert message == (
+            "Error: llama-server answered 501 to GET /slots:"
+            " This server does not support slots endpoint."
+        )
+
+
 async def test_a_loading_model_is_reported_as_such(tmp_path: Path) -> None:
     async for llama in _session(FakeLlamaServer(loading=True), tmp_path):
         assert (await llama.ok("llama_health"))["status"] == "loading_model"
