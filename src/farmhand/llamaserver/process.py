@@ -61,10 +61,14 @@ class StartOptions:
     extra_args: Sequence[str] = ()
     api_key: str | None = None
 
+    @property
+    def router_mode(self) -> bool:
+        """A folder of GGUFs starts router mode; a GGUF file runs as is."""
+        return Path(self.model).expanduser().is_dir()
+
     def command(self, binary: Path) -> list[str]:
-        """The argv: a GGUF file runs as is; a folder of GGUFs starts router mode."""
-        model = Path(self.model).expanduser()
-        source = ["--models-dir", str(model)] if model.is_dir() else ["--model", str(model)]
+        model = str(Path(self.model).expanduser())
+        source = ["--models-dir", model] if self.router_mode else ["--model", model]
         argv = [str(binary), *source, "--host", "127.0.0.1", "--port", str(self.port)]
         argv += ["--ctx-size", str(self.ctx_size), "--n-gpu-layers", str(self.n_gpu_layers)]
         if self.threads is not None:
@@ -94,7 +98,7 @@ class RunningServer:
             "pid": self.process.pid,
             "url": self.url,
             "model": self.options.model,
-            "mode": "router" if Path(self.options.model).expanduser().is_dir() else "single",
+            "mode": "router" if self.options.router_mode else "single",
             "log": str(self.log),
             "command": self.command,
         }
@@ -125,8 +129,8 @@ class LlamaServerProcess:
 
     async def start(self, options: StartOptions) -> dict[str, Any]:
         async with self._lock:
-            if self.running is not None:
-                current = self.running.describe()
+            if (running := self.running) is not None:
+                current = running.describe()
                 raise LlamaServerError(
                     f"llama-server is already running (pid {current['pid']}, {current['url']},"
                     f" model {current['model']}). Stop it with llama_stop before starting another."

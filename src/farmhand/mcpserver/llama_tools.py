@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Awaitable
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -29,7 +28,7 @@ from mcp.server.mcpserver import MCPServer
 from pydantic import BaseModel, Field
 
 from farmhand.config.models import LlamaServerConfig
-from farmhand.errors import FarmhandError, LlamaServerError
+from farmhand.errors import LlamaServerError
 from farmhand.llamaserver.client import LlamaServerClient
 from farmhand.llamaserver.process import LlamaServerProcess, StartOptions
 from farmhand.llamaserver.reshape import (
@@ -41,7 +40,7 @@ from farmhand.llamaserver.reshape import (
 )
 from farmhand.llamaserver.router import change_model
 from farmhand.llamaserver.settings import HEALTH_TIMEOUT_MS, LlamaServerSettings
-from farmhand.mcpserver.results import ToolServer, failed, ok
+from farmhand.mcpserver.results import ToolServer, ok
 
 READ_ONLY = types.ToolAnnotations(read_only_hint=True, open_world_hint=False)
 CHANGES_SERVER = types.ToolAnnotations(read_only_hint=False, open_world_hint=False)
@@ -104,13 +103,6 @@ def llama_tools_for(section: LlamaServerConfig | None, home: Path) -> LlamaTools
     return LlamaTools(settings, log_dir=home / "logs")
 
 
-async def _answer(work: Awaitable[Any]) -> types.CallToolResult:
-    try:
-        return ok(await work)
-    except FarmhandError as exc:
-        return failed(str(exc))
-
-
 def build_llama_server(llama: LlamaTools) -> MCPServer:
     """An MCP server with just the llama_* tools (what `farmhand mcp llama` serves)."""
     server = ToolServer(
@@ -127,29 +119,24 @@ def build_llama_server(llama: LlamaTools) -> MCPServer:
 
 
 def register_llama_tools(server: MCPServer, llama: LlamaTools) -> None:
-    """Add the 19 llama_* tools to `server`."""
+    """Add the 19 llama_* tools to `server`. A LlamaServerError a tool raises is its
+    `isError` answer (ToolServer turns it into "Error: ...")."""
     client = llama.client
 
     @server.tool(annotations=READ_ONLY)
     async def llama_health() -> types.CallToolResult:
         """Check whether llama-server is running: status (ok, loading_model, error) and how
         many slots are idle and processing. Answers within 5 seconds."""
-
-        async def work() -> Any:
-            began = time.monotonic()
-            health = await client.request(
-                "GET", "/health", timeout_ms=HEALTH_TIMEOUT_MS, accept={503}
-            )
-            slots = None
-            # The counts are extra: a server without /slots (--no-slots, router mode) or
-            # one slow to list them is still healthy, within the same 5 s.
-            left_ms = HEALTH_TIMEOUT_MS - round((time.monotonic() - began) * 1000)
-            if health.status_code == 200 and left_ms > 0:
-                with contextlib.suppress(LlamaServerError):
-                    slots = await client.get_json("/slots", timeout_ms=left_ms)
-            return health_result(client.url, health, slots)
-
-        return await _answer(work())
+        began = time.monotonic()
+        health = await client.request("GET", "/health", timeout_ms=HEALTH_TIMEOUT_MS, accept={503})
+        slots = None
+        # The counts are extra: a server without /slots (--no-slots, router mode) or one
+        # slow to list them is still healthy, within the same 5 s.
+        left_ms = HEALTH_TIMEOUT_MS - round((time.monotonic() - began) * 1000)
+        if health.status_code == 200 and left_ms > 0:
+            with contextlib.suppress(LlamaServerError):
+                slots = await client.get_json("/slots", timeout_ms=left_ms)
+        return ok(health_result(client.url, health, slots))
 
     @server.tool(annotations=CHANGES_SERVER)
     async def llama_props(
@@ -163,32 +150,29 @@ def register_llama_tools(server: MCPServer, llama: LlamaTools) -> None:
     ) -> types.CallToolResult:
         """Get llama-server's properties (model, context size, default generation settings,
         chat template), or change its default generation settings and return the result."""
-
-        async def work() -> Any:
-            if default_generation_settings is None:
-                return await client.get_json("/props")
-            body = {"default_generation_settings": default_generation_settings}
-            await client.post_json("/props", body)
-            return props_after_change(await client.get_json("/props"), default_generation_settings)
-
-        return await _answer(work())
+        if default_generation_settings is None:
+            return ok(await client.get_json("/props"))
+        await client.post_json(
+            "/props", {"default_generation_settings": default_generation_settings}
+        )
+        return ok(props_after_change(await client.get_json("/props"), default_generation_settings))
 
     @server.tool(annotations=READ_ONLY)
     async def llama_models() -> types.CallToolResult:
         """List the models llama-server serves (OpenAI's model list)."""
-        return await _answer(client.get_json("/v1/models"))
+        return ok(await client.get_json("/v1/models"))
 
     @server.tool(annotations=READ_ONLY)
     async def llama_slots() -> types.CallToolResult:
         """Show each slot (one concurrent request each): whether it is processing, its
         context, and its sampling settings."""
-        return await _answer(client.get_json("/slots"))
+        return ok(await client.get_json("/slots"))
 
     @server.tool(annotations=READ_ONLY)
     async def llama_metrics() -> types.CallToolResult:
         """Prometheus metrics as raw text (tokens processed, throughput, busy slots). Needs
         llama-server started with --metrics (llama_start does that)."""
-        return await _answer(client.get_text("/metrics"))
+        return ok(await client.get_text("/metrics"))
 
     @server.tool(annotations=READ_ONLY)
     async def llama_tokenize(
@@ -198,14 +182,10 @@ def register_llama_tools(server: MCPServer, llama: LlamaTools) -> None:
         model: RoutedModel = None,
     ) -> types.CallToolResult:
         """Convert text to the model's token IDs (and, with with_pieces, their text)."""
-
-        async def work() -> Any:
-            body = _sampling(
-                content=content, add_special=add_special, with_pieces=with_pieces, model=model
-            )
-            return tokenize_result(await client.post_json("/tokenize", body))
-
-        return await _answer(work())
+        body = _sampling(
+            content=content, add_special=add_special, with_pieces=with_pieces, model=model
+        )
+        return ok(tokenize_result(await client.post_json("/tokenize", body)))
 
     @server.tool(annotations=READ_ONLY)
     async def llama_detokenize(
@@ -215,7 +195,7 @@ def register_llama_tools(server: MCPServer, llama: LlamaTools) -> None:
         model: RoutedModel = None,
     ) -> types.CallToolResult:
         """Convert token IDs back to text."""
-        return await _answer(client.post_json("/detokenize", _sampling(tokens=tokens, model=model)))
+        return ok(await client.post_json("/detokenize", _sampling(tokens=tokens, model=model)))
 
     @server.tool(annotations=READ_ONLY)
     async def llama_apply_template(
@@ -225,7 +205,7 @@ def register_llama_tools(server: MCPServer, llama: LlamaTools) -> None:
         """Format chat messages with the model's chat template, without generating: the
         prompt the model would see."""
         body = _sampling(messages=[m.model_dump() for m in messages], model=model)
-        return await _answer(client.post_json("/apply-template", body))
+        return ok(await client.post_json("/apply-template", body))
 
     @server.tool(annotations=READ_ONLY)
     async def llama_complete(
@@ -243,7 +223,7 @@ def register_llama_tools(server: MCPServer, llama: LlamaTools) -> None:
             prompt=prompt, n_predict=max_tokens, temperature=temperature, top_p=top_p,
             top_k=top_k, stop=stop, seed=seed, model=model,
         )  # fmt: skip
-        return await _answer(client.post_json("/completion", body))
+        return ok(await client.post_json("/completion", body))
 
     @server.tool(annotations=READ_ONLY)
     async def llama_chat(
@@ -260,7 +240,7 @@ def register_llama_tools(server: MCPServer, llama: LlamaTools) -> None:
             messages=[m.model_dump() for m in messages], max_tokens=max_tokens,
             temperature=temperature, top_p=top_p, stop=stop, seed=seed, model=model,
         )  # fmt: skip
-        return await _answer(client.post_json("/v1/chat/completions", body))
+        return ok(await client.post_json("/v1/chat/completions", body))
 
     @server.tool(annotations=READ_ONLY)
     async def llama_embed(
@@ -269,12 +249,8 @@ def register_llama_tools(server: MCPServer, llama: LlamaTools) -> None:
     ) -> types.CallToolResult:
         """An embedding vector for the text. Needs llama-server started with --embeddings
         (llama_start's `embeddings: true`)."""
-
-        async def work() -> Any:
-            answer = await client.post_json("/embedding", _sampling(content=content, model=model))
-            return embedding_result(answer)
-
-        return await _answer(work())
+        answer = await client.post_json("/embedding", _sampling(content=content, model=model))
+        return ok(embedding_result(answer))
 
     @server.tool(annotations=READ_ONLY)
     async def llama_infill(
@@ -291,7 +267,7 @@ def register_llama_tools(server: MCPServer, llama: LlamaTools) -> None:
             input_prefix=input_prefix, input_suffix=input_suffix, n_predict=max_tokens,
             temperature=temperature, stop=stop, model=model,
         )  # fmt: skip
-        return await _answer(client.post_json("/infill", body))
+        return ok(await client.post_json("/infill", body))
 
     @server.tool(annotations=READ_ONLY)
     async def llama_rerank(
@@ -301,13 +277,8 @@ def register_llama_tools(server: MCPServer, llama: LlamaTools) -> None:
     ) -> types.CallToolResult:
         """Rank documents by relevance to the query, most relevant first. Needs a reranking
         model and llama-server started with --reranking."""
-
-        async def work() -> Any:
-            body = _sampling(query=query, documents=documents, model=model)
-            answer = await client.post_json("/reranking", body)
-            return rerank_result(answer, documents)
-
-        return await _answer(work())
+        body = _sampling(query=query, documents=documents, model=model)
+        return ok(rerank_result(await client.post_json("/reranking", body), documents))
 
     @server.tool(annotations=CHANGES_SERVER)
     async def llama_load_model(
@@ -315,19 +286,19 @@ def register_llama_tools(server: MCPServer, llama: LlamaTools) -> None:
     ) -> types.CallToolResult:
         """Load a model (router mode only: llama-server started without -m; llama_start
         with a folder of GGUF files); returns once the model is ready to answer."""
-        return await _answer(change_model(client, "load", model))
+        return ok(await change_model(client, "load", model))
 
     @server.tool(annotations=CHANGES_SERVER)
     async def llama_unload_model(
         model: Annotated[str, Field(min_length=1, description="Model to unload")],
     ) -> types.CallToolResult:
         """Unload a model (router mode only), freeing its memory."""
-        return await _answer(change_model(client, "unload", model))
+        return ok(await change_model(client, "unload", model))
 
     @server.tool(annotations=READ_ONLY)
     async def llama_lora_list() -> types.CallToolResult:
         """List the LoRA adapters llama-server loaded (--lora), with their ids and scales."""
-        return await _answer(client.get_json("/lora-adapters"))
+        return ok(await client.get_json("/lora-adapters"))
 
     @server.tool(annotations=CHANGES_SERVER)
     async def llama_lora_set(
@@ -335,12 +306,8 @@ def register_llama_tools(server: MCPServer, llama: LlamaTools) -> None:
     ) -> types.CallToolResult:
         """Set LoRA adapter scales (0 disables one; several may be active); returns the
         updated adapter list."""
-
-        async def work() -> Any:
-            await client.post_json("/lora-adapters", [a.model_dump() for a in adapters])
-            return await client.get_json("/lora-adapters")
-
-        return await _answer(work())
+        await client.post_json("/lora-adapters", [a.model_dump() for a in adapters])
+        return ok(await client.get_json("/lora-adapters"))
 
     @server.tool(annotations=CHANGES_SERVER)
     async def llama_start(
@@ -375,25 +342,17 @@ def register_llama_tools(server: MCPServer, llama: LlamaTools) -> None:
             threads=threads, embeddings=embeddings, pooling=pooling, metrics=metrics,
             extra_args=tuple(extra_args), api_key=client.settings.api_key,
         )  # fmt: skip
-
-        async def work() -> Any:
-            started = await llama.process.start(options)
-            client.retarget(started["url"])
-            return started
-
-        return await _answer(work())
+        started = await llama.process.start(options)
+        client.retarget(started["url"])
+        return ok(started)
 
     @server.tool(annotations=STOPS_SERVER)
     async def llama_stop() -> types.CallToolResult:
         """Stop the llama-server llama_start started: SIGTERM, then SIGKILL if it has not
         exited within 10 seconds."""
-
-        async def work() -> Any:
-            stopped = await llama.process.stop()
-            client.retarget(client.settings.url)
-            return stopped
-
-        return await _answer(work())
+        stopped = await llama.process.stop()
+        client.retarget(client.settings.url)
+        return ok(stopped)
 
 
 def _sampling(**fields: Any) -> dict[str, Any]:

@@ -1,10 +1,10 @@
 """How farmhand's MCP servers answer: one shape for success and one for failure.
 
 Success is `{content: [{type: "text", text: <the result as indented JSON>}]}` (text as it is
-for a result that is text already, like Prometheus metrics); failure is `isError: true` with
-`Error: <what went wrong and what to do>`. Arguments that do not fit a tool's schema are
-answered the same way, naming each field and the problem, instead of the SDK's
-"Error executing tool ..." text with pydantic's links in it.
+for a result that is text already, like Prometheus metrics); failure, a FarmhandError raised
+by the tool, is `isError: true` with `Error: <what went wrong and what to do>`. Arguments
+that do not fit a tool's schema are answered the same way, naming each field and the
+problem, instead of the SDK's "Error executing tool ..." text with pydantic's links in it.
 """
 
 from __future__ import annotations
@@ -14,8 +14,10 @@ from typing import Any
 
 from mcp import types
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from pydantic import ValidationError
+
+from farmhand.errors import FarmhandError
 
 
 def ok(result: Any) -> types.CallToolResult:
@@ -40,7 +42,9 @@ def invalid_arguments(tool: str, error: ValidationError) -> str:
 
 
 class ToolServer(MCPServer):
-    """MCPServer whose argument-validation errors name the field and the problem plainly."""
+    """MCPServer whose argument-validation errors name the field and the problem plainly,
+    and where a FarmhandError a tool raises is its answer: `Error: <its message>` (the SDK
+    would hide it behind "Error executing tool NAME" and log it as a crash)."""
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
@@ -48,8 +52,11 @@ class ToolServer(MCPServer):
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
-            if isinstance(exc.__cause__, ValidationError):
-                return failed(invalid_arguments(name, exc.__cause__))
+            cause = exc.__cause__
+            if isinstance(cause, ValidationError):
+                return failed(invalid_arguments(name, cause))
+            if isinstance(exc, UnexpectedToolError) and isinstance(cause, FarmhandError):
+                return failed(str(cause))
             raise
 
 
