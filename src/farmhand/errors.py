@@ -8,6 +8,8 @@
     │   ├── UnknownToolError      the model named a tool that does not exist
     │   └── ToolServerError       an MCP server failed to start or died (names its command)
     ├── LoopError                 the tool loop could not finish (round limit, cancelled)
+    ├── PolicyError               a request asked for what the operator has not allowed
+                                  (a program, a folder, a host); names the switch to change
     └── LlamaServerError          a llama-server could not be reached, refused a request, or
                                   could not be started or stopped (the llama_* MCP tools)
 
@@ -47,6 +49,11 @@ class ToolServerError(ToolError):
 
 class LoopError(FarmhandError):
     """The tool loop could not reach an answer."""
+
+
+class PolicyError(FarmhandError):
+    """Something from outside the operator's config (an HTTP or MCP request, a project
+    written through the API) asked to start, read or reach what the operator did not allow."""
 
 
 class LlamaServerError(FarmhandError):

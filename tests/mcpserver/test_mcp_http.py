@@ -58,7 +58,8 @@ def served(tmp_path: Path) -> Iterator[tuple[LiveServer, ScriptedProvider]]:
         ({}, 200),
         ({"Host": "localhost:1234"}, 200),
         ({"Host": "farm.example:8080"}, 200),  # an operator-allowed name
-        ({"Origin": "http://127.0.0.1:3000"}, 200),
+        # A page on another local port is a web page like any other (server.allowed_origins).
+        ({"Origin": "http://127.0.0.1:3000"}, 403),
         ({"Host": "evil.example"}, 421),
         ({"Host": "evil.example:80"}, 421),
         ({"Origin": "http://evil.example"}, 403),

@@ -501,7 +501,9 @@ def test_too_large_requests_are_413(tmp_path: Path) -> None:
             yield b"x" * 2000
             yield b'"]}'
 
-        response = farm.http.post("/v1/chat/completions", content=chunks())
+        response = farm.http.post(
+            "/v1/chat/completions", content=chunks(), headers={"content-type": "application/json"}
+        )
         assert_openai_error(response, 413)
 
 

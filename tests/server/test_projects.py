@@ -193,7 +193,9 @@ def test_bad_requests_are_4xx_that_say_what_to_fix(
     farm: Farm, method: str, path: str, body: Any, status: int, message: str
 ) -> None:
     if isinstance(body, bytes):
-        reply = farm.http.request(method, path, content=body)
+        reply = farm.http.request(
+            method, path, content=body, headers={"content-type": "application/json"}
+        )
     else:
         reply = farm.http.request(method, path, json=body)
     assert reply.status_code == status, reply.text

@@ -278,11 +278,48 @@ class RuntimeConfig(_Strict):
     """With jit_tools: start every MCP server up front instead of at the first discovery."""
 
 
+class RequestServersConfig(_Strict):
+    """What MCP servers a request (or a project written through the API) may bring along.
+    A server the operator defined (`mcp.servers`, the definitions file) may always be named;
+    anything else is refused unless allowed here."""
+
+    stdio: bool = False
+    """Let requests start stdio servers at all (only with a command from `launchers`)."""
+    launchers: list[str] = []
+    """Programs a request's stdio server may run, e.g. [npx, uvx, mcp-server-time]; never
+    with inline-code flags (-c, -e, --eval, ...)."""
+    env: list[str] = []
+    """Environment variable names a request may set for its stdio server, besides names
+    ending in _API_KEY, _TOKEN or _SECRET (never LD_*, NODE_OPTIONS, PYTHON*, ...)."""
+    http_hosts: list[str] = []
+    """Hosts a request's http/sse server may be at (`host`, `host:port` or `*.domain`)."""
+    allow_writes: bool = False
+    """Offer all tools of a request's servers; by default only their read-only tools."""
+    max_per_request: int = Field(default=10, ge=0)
+    """Most servers one request may bring."""
+    max_alive: int = Field(default=16, ge=1)
+    """Most request servers kept running at once across all requests (least recently used
+    ones are stopped first)."""
+    idle_timeout: float = Field(default=300.0, gt=0)
+    """Seconds an unused request server stays running (configured servers: an hour)."""
+
+
 class ServerConfig(_Strict):
     """`farmhand serve` settings."""
 
     api_keys: list[str] = []
     """Bearer tokens clients must send (with FARMHAND_API_KEYS); write them as ${env:VAR}."""
+    allowed_hosts: list[str] = []
+    """Host names (`name` or `name:port`) clients may use besides loopback ones; needed
+    when serving on another address (DNS-rebinding protection)."""
+    allowed_origins: list[str] = []
+    """Browser origins (e.g. http://localhost:3000) whose pages may call the API (CORS);
+    pages from any other origin are refused."""
+    allowed_dirs: list[str] = []
+    """Folders a request's `tools_path` and its servers' path arguments may lie in; none by
+    default, so `tools_path` is refused."""
+    request_servers: RequestServersConfig = Field(default_factory=RequestServersConfig)
+    """MCP servers that come from requests rather than this config."""
 
 
 class LlamaServerConfig(_Strict):

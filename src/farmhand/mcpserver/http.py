@@ -2,7 +2,7 @@
 
 Wiring (what `server/app.py` does with it):
 
-    mcp = mcp_endpoint(lambda: state, allowed_hosts=...)
+    mcp = mcp_endpoint(lambda: state, llama=...)
     routes = [..., *mcp.routes]                 # Route("/mcp"), before any catch-all
     async def lifespan(app):
         async with state.pool, mcp.run():       # pool first: it outlives the MCP sessions
@@ -26,14 +26,14 @@ that would stay open until the server stops; the pool's self-connection would ho
 GET streams for notifications are SSE responses, which sse-starlette ends on SIGINT/SIGTERM.
 `farmhand serve`'s --graceful-timeout bounds whatever else a client holds open.
 
-DNS rebinding: a web page must not reach a local server through a hostname it controls,
-so Host must be a loopback name (any port) or one of `allowed_hosts`, and Origin, when
-sent, the same host over http or https. Others get 421 / 403.
+DNS rebinding and web pages: inside `farmhand serve` the app's BrowserGuard checks Host
+and Origin for /mcp as for every route, so the SDK's own check is off here (one rule, in
+one place); see `server/browser_guard.py`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 
@@ -43,7 +43,6 @@ from starlette.routing import BaseRoute
 from farmhand.mcpserver.farmhand_tools import StateGetter, build_server
 from farmhand.mcpserver.llama_tools import LlamaTools
 
-LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 PATH = "/mcp"
 
 
@@ -55,29 +54,12 @@ class McpEndpoint:
     run: Callable[[], AbstractAsyncContextManager[None]]
 
 
-def mcp_endpoint(
-    get_state: StateGetter, *, allowed_hosts: Sequence[str] = (), llama: LlamaTools | None = None
-) -> McpEndpoint:
-    """The /mcp endpoint over `get_state()`. `allowed_hosts`: Host values besides loopback
-    that may reach it (`name` for any port, or `name:port`), e.g. the name clients use
-    when `farmhand serve` binds to a non-loopback address. `llama`: add the llama_* tools."""
+def mcp_endpoint(get_state: StateGetter, *, llama: LlamaTools | None = None) -> McpEndpoint:
+    """The /mcp endpoint over `get_state()`, for an app whose middleware checks Host and
+    Origin (BrowserGuard). `llama`: add the llama_* tools."""
     server = build_server(get_state, llama)
     app = server.streamable_http_app(
         streamable_http_path=PATH,
-        transport_security=security_settings(allowed_hosts),
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
     )
     return McpEndpoint(routes=list(app.routes), run=server.session_manager.run)
-
-
-def security_settings(allowed_hosts: Sequence[str] = ()) -> TransportSecuritySettings:
-    hosts: list[str] = []
-    for host in [*LOOPBACK_HOSTS, *allowed_hosts]:
-        host = host.strip()
-        if not host:
-            continue
-        has_port = host.rsplit(":", 1)[-1].isdigit() and not host.endswith("]")
-        hosts += [host] if has_port else [host, f"{host}:*"]
-    origins = [f"{scheme}://{h}" for h in hosts for scheme in ("http", "https")]
-    return TransportSecuritySettings(
-        enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
-    )

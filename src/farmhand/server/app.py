@@ -2,10 +2,14 @@
 app owns its ServerState (config, providers, MCP pool), kept on `app.state.farmhand`.
 
 Routes: OpenAI's dialect (/v1), projects (/v1/projects), Ollama's (/api), farmhand's own
-MCP server (/mcp). The lifespan opens the MCP pool and the /mcp session manager on startup;
-on shutdown (after uvicorn has let in-flight requests finish) it closes every MCP session,
-reaps the server processes and closes the providers (and stops a llama-server that the
-llama_* tools started, when the config has `llama_server:`).
+MCP server (/mcp). Every route sits behind the same middleware, outermost first:
+`BrowserGuard` (Host and Origin: no web page gets in), CORS for the operator's listed
+origins only, then `GateMiddleware` (API keys, body size, strict JSON bodies).
+
+The lifespan opens the MCP pool and the /mcp session manager on startup; on shutdown
+(after uvicorn has let in-flight requests finish) it closes every MCP session, reaps the
+server processes and closes the providers (and stops a llama-server that the llama_* tools
+started, when the config has `llama_server:`).
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from pathlib import Path
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Route
@@ -27,6 +32,7 @@ from farmhand.mcpserver.llama_tools import llama_tools_for
 from farmhand.paths import farmhand_home
 from farmhand.server import ollama_api, openai_api, projects_api
 from farmhand.server.auth import GateMiddleware, api_keys_from_env, max_body_from_env
+from farmhand.server.browser_guard import BrowserGuard, HostRule
 from farmhand.server.errors import RequestError, dialect_for_path, error_response
 from farmhand.server.state import ProviderFactory, ServerState, default_provider_factory
 from farmhand.toolsets.mcp.pool import MCPPool
@@ -44,7 +50,8 @@ def create_app(
     """The app for `config`. `api_keys` None means FARMHAND_API_KEYS plus the config's
     `server.api_keys` (none: no keys required); `max_body_bytes` None reads
     FARMHAND_MAX_REQUEST_BYTES (default 8 MiB);
-    `allowed_hosts`: Host names besides loopback that may reach /mcp (DNS-rebinding check)."""
+    `allowed_hosts`: Host names besides loopback and the config's `server.allowed_hosts`
+    that may reach the API (DNS-rebinding check)."""
     keys = (
         api_keys_from_env() | frozenset(k for k in config.server.api_keys if k)
         if api_keys is None
@@ -60,7 +67,10 @@ def create_app(
     )
 
     llama = llama_tools_for(config.llama_server, state.home)
-    mcp = mcp_endpoint(lambda: state, allowed_hosts=allowed_hosts, llama=llama)
+    # Host and Origin of /mcp are checked by BrowserGuard, like every other route.
+    mcp = mcp_endpoint(lambda: state, llama=llama)
+    hosts = HostRule.allowing([*config.server.allowed_hosts, *allowed_hosts])
+    origins = config.server.allowed_origins
 
     @asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
@@ -76,12 +86,31 @@ def create_app(
 
     app = Starlette(
         routes=[*_routes(), *mcp.routes],
-        middleware=[Middleware(GateMiddleware, api_keys=keys, max_body_bytes=limit)],
+        middleware=[
+            Middleware(BrowserGuard, hosts=hosts, origins=origins),
+            *_cors(origins),
+            Middleware(GateMiddleware, api_keys=keys, max_body_bytes=limit),
+        ],
         exception_handlers={HTTPException: _http_error, Exception: _unexpected},
         lifespan=lifespan,
     )
     app.state.farmhand = state
     return app
+
+
+def _cors(origins: Sequence[str]) -> list[Middleware]:
+    """CORS answers (preflights included) for the operator's listed origins, none otherwise."""
+    if not origins:
+        return []
+    return [
+        Middleware(
+            CORSMiddleware,
+            allow_origins=list(origins),
+            allow_methods=["GET", "POST", "PUT", "DELETE"],
+            allow_headers=["*"],
+            expose_headers=["mcp-session-id"],
+        )
+    ]
 
 
 def _routes() -> list[BaseRoute]:

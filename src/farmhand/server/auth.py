@@ -1,7 +1,14 @@
-"""The API's gate: Bearer API keys (when any are set) and a limit on request body size.
+"""The API's gate: Bearer API keys (when any are set), a limit on request body size, and
+bodies that are strict JSON sent as `application/json`.
 
 One pure ASGI middleware, so streaming responses pass through untouched. Refusals use the
 error shape of the dialect the path belongs to (see `errors.dialect_for_path`).
+
+Why the media type matters: a web page can POST `text/plain` or a form to any address
+without a CORS preflight; `application/json` needs one, which farmhand answers only for the
+operator's `server.allowed_origins`. So a body sent as anything else is refused (415) before
+it is read, and every body that is read is checked once (`json_body.load_json`) and kept for
+the handler.
 """
 
 from __future__ import annotations
@@ -12,13 +19,22 @@ from collections.abc import Iterable
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from farmhand.server.errors import AuthError, TooLargeError, dialect_for_path, error_response
+from farmhand.errors import ConfigError
+from farmhand.server.browser_guard import OPEN_PATHS
+from farmhand.server.errors import (
+    AuthError,
+    RequestError,
+    TooLargeError,
+    dialect_for_path,
+    error_response,
+)
+from farmhand.server.json_body import load_json, remember
 
 API_KEYS_VARIABLE = "FARMHAND_API_KEYS"
 MAX_BODY_VARIABLE = "FARMHAND_MAX_REQUEST_BYTES"
 DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024
-OPEN_PATHS = frozenset({"/", "/health"})
-"""Paths that answer without a key (liveness checks)."""
+BODY_METHODS = ("POST", "PUT", "PATCH")
+JSON_MEDIA_TYPE = "application/json"
 
 
 def api_keys_from_env(environ: dict[str, str] | None = None) -> frozenset[str]:
@@ -38,13 +54,14 @@ def max_body_from_env(environ: dict[str, str] | None = None) -> int:
     except ValueError:
         value = 0
     if value <= 0:
-        raise ValueError(f"{MAX_BODY_VARIABLE}={raw!r} must be a positive number of bytes")
+        raise ConfigError(f"{MAX_BODY_VARIABLE}={raw!r} must be a positive number of bytes")
     return value
 
 
 class GateMiddleware:
-    """Checks `Authorization: Bearer <key>` when keys are set, and buffers request bodies
-    up to `max_body_bytes` (413 beyond that) so handlers never see an oversized body."""
+    """Checks `Authorization: Bearer <key>` when keys are set, buffers request bodies up to
+    `max_body_bytes` (413 beyond that) so handlers never see an oversized body, refuses a
+    body that is not `application/json` (415), and reads it strictly once (400)."""
 
     def __init__(self, app: ASGIApp, *, api_keys: Iterable[str] = (), max_body_bytes: int) -> None:
         self.app = app
@@ -57,7 +74,7 @@ class GateMiddleware:
             return
         path: str = scope.get("path", "")
         if self.api_keys and path not in OPEN_PATHS and not self._authorized(scope):
-            refusal = AuthError(
+            refusal: RequestError = AuthError(
                 "missing or invalid API key; send it as `Authorization: Bearer <key>`"
                 " (the server's keys are set by FARMHAND_API_KEYS)"
             )
@@ -67,8 +84,19 @@ class GateMiddleware:
         if declared is not None and declared > self.max_body_bytes:
             await self._too_large(scope, receive, send)
             return
-        if scope.get("method") not in ("POST", "PUT", "PATCH"):
+        if scope.get("method") not in BODY_METHODS:
             await self.app(scope, receive, send)
+            return
+        media_type = _media_type(scope)
+        if media_type != JSON_MEDIA_TYPE and _has_body(scope):
+            refusal = RequestError(
+                f"the request body must be JSON sent with `Content-Type: {JSON_MEDIA_TYPE}`"
+                f" (got {media_type or 'no Content-Type'}); with curl add"
+                f" -H 'Content-Type: {JSON_MEDIA_TYPE}'",
+                code="unsupported_media_type",
+                status=415,
+            )
+            await error_response(refusal, dialect_for_path(path))(scope, receive, send)
             return
         chunks: list[bytes] = []
         size = 0
@@ -84,7 +112,14 @@ class GateMiddleware:
             chunks.append(body)
             if not message.get("more_body", False):
                 break
-        await self.app(scope, _replay(b"".join(chunks), receive), send)
+        raw = b"".join(chunks)
+        if raw.strip():  # an empty body is refused by whatever needs one (or by routing)
+            try:
+                remember(scope, load_json(raw))
+            except RequestError as exc:
+                await error_response(exc, dialect_for_path(path))(scope, receive, send)
+                return
+        await self.app(scope, _replay(raw, receive), send)
 
     def _authorized(self, scope: Scope) -> bool:
         for name, value in scope.get("headers", []):
@@ -103,6 +138,22 @@ class GateMiddleware:
         )
         path: str = scope.get("path", "")
         await error_response(refusal, dialect_for_path(path))(scope, receive, send)
+
+
+def _has_body(scope: Scope) -> bool:
+    """Whether the request carries a body at all (one without is refused by the handler
+    that needs it, or by routing: a 405 says more than a 415 there)."""
+    for name, value in scope.get("headers", []):
+        if name == b"transfer-encoding" or (name == b"content-length" and value.strip() != b"0"):
+            return True
+    return False
+
+
+def _media_type(scope: Scope) -> str:
+    for name, value in scope.get("headers", []):
+        if name == b"content-type":
+            return bytes(value).decode("latin-1").split(";", 1)[0].strip().lower()
+    return ""
 
 
 def _content_length(scope: Scope) -> int | None:

@@ -6,12 +6,14 @@ whose message says what to fix; only farmhand's own failures and its backends' a
     RequestError                  the request itself is wrong (status, param, code)
     UnknownModelError             `model` names no configured model -> 404
     ConfigError (from the request's servers, tools, ...)               -> 400
+    PolicyError (a program, folder or host the operator did not allow)  -> 403
     ProviderError (the model backend failed)                           -> 502
     ToolServerError (an MCP server failed to start or answer)          -> 502
     anything else                                                      -> 500
 
 Each dialect renders the same (status, message, type, param, code) its own way: OpenAI's
-`{"error": {"message", "type", "param", "code"}}`, Ollama's `{"error": "message"}`.
+`{"error": {"message", "type", "param", "code"}}`, Ollama's `{"error": "message"}`, and
+for /mcp (refused before the MCP SDK sees the request) a JSON-RPC error object.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from farmhand.errors import (
     FarmhandError,
     LoopError,
     ModelError,
+    PolicyError,
     ProviderError,
     ToolError,
     ToolServerError,
@@ -34,7 +37,7 @@ from farmhand.errors import (
 
 log = logging.getLogger("farmhand.server")
 
-Dialect = Literal["openai", "ollama"]
+Dialect = Literal["openai", "ollama", "mcp"]
 
 
 class RequestError(FarmhandError):
@@ -81,6 +84,7 @@ ERROR_TABLE: tuple[tuple[type[BaseException], int, str, str | None], ...] = (
     (RequestError, 400, "invalid_request_error", None),
     (UnknownModelError, 404, "invalid_request_error", "model_not_found"),
     (ConfigError, 400, "invalid_request_error", None),
+    (PolicyError, 403, "permission_error", "not_allowed"),
     (ModelError, 503, "server_error", "model_unavailable"),
     (ProviderError, 502, "server_error", "backend_error"),
     (ToolServerError, 502, "server_error", "tool_server_error"),
@@ -117,8 +121,15 @@ def ollama_body(error: ApiError) -> dict[str, Any]:
     return {"error": error.message}
 
 
+def mcp_body(error: ApiError) -> dict[str, Any]:
+    # -32600 Invalid Request for every refusal: the request never reached the MCP server.
+    return {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": error.message}}
+
+
 def error_body(error: ApiError, dialect: Dialect) -> dict[str, Any]:
-    return openai_body(error) if dialect == "openai" else ollama_body(error)
+    if dialect == "ollama":
+        return ollama_body(error)
+    return mcp_body(error) if dialect == "mcp" else openai_body(error)
 
 
 def error_response(exc: BaseException, dialect: Dialect = "openai") -> JSONResponse:
@@ -129,5 +140,8 @@ def error_response(exc: BaseException, dialect: Dialect = "openai") -> JSONRespo
 
 
 def dialect_for_path(path: str) -> Dialect:
-    """Ollama's paths live under /api; everything else answers in OpenAI's shape."""
-    return "ollama" if path == "/api" or path.startswith("/api/") else "openai"
+    """Ollama's paths live under /api, MCP's at /mcp; everything else answers in OpenAI's
+    shape."""
+    if path == "/api" or path.startswith("/api/"):
+        return "ollama"
+    return "mcp" if path == "/mcp" or path.startswith("/mcp/") else "openai"

@@ -39,6 +39,7 @@ from farmhand.server.errors import (
     api_error,
     error_response,
 )
+from farmhand.server.json_body import json_body
 from farmhand.server.mcp_request import parse_mcp_servers
 from farmhand.server.ollama_request import ChatBody, _Wire, chat_request, parse_body
 from farmhand.server.state import ServerState
@@ -69,16 +70,6 @@ def _state(request: Request) -> ServerState:
     return state
 
 
-async def _json(request: Request) -> object:
-    body = await request.body()
-    if not body.strip():
-        raise RequestError("the request body is empty; send a JSON object")
-    try:
-        return json.loads(body)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise RequestError(f"the request body is not valid JSON: {exc}") from None
-
-
 def _model(state: ServerState, name: str | None) -> ModelConfig:
     """The named model; UnknownModelError (404) when there is none by that name."""
     return state.model_config(name)
@@ -90,7 +81,7 @@ def _model(state: ServerState, name: str | None) -> ModelConfig:
 async def chat(request: Request) -> Response:
     state = _state(request)
     try:
-        body: ChatBody = parse_body(await _json(request), ChatBody)
+        body: ChatBody = parse_body(await json_body(request), ChatBody)
         chat = chat_request(body)
         _model(state, body.model)
         if body.task_id is not None:
@@ -349,7 +340,7 @@ async def list_tools(request: Request) -> Response:
 async def search_tools(request: Request) -> Response:
     state = _state(request)
     try:
-        body: _SearchBody = parse_body(await _json(request), _SearchBody)
+        body: _SearchBody = parse_body(await json_body(request), _SearchBody)
         requested = parse_mcp_servers(body.mcp_servers)
         servers = _configured(state, body.model)
         taken = {s.name for s in servers}

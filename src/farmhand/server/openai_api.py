@@ -36,7 +36,8 @@ from farmhand.runtime.events import (
 )
 from farmhand.server.chat import run_chat
 from farmhand.server.errors import UnknownModelError, api_error, error_response, openai_body
-from farmhand.server.openai_request import OpenAIChat, parse_body, parse_chat
+from farmhand.server.json_body import json_object
+from farmhand.server.openai_request import OpenAIChat, parse_chat
 from farmhand.server.state import ServerState
 
 FINISH_REASONS: dict[StopReason, str] = {
@@ -83,7 +84,7 @@ def _model(name: str) -> dict[str, Any]:
 async def chat_completions(request: Request) -> Response:
     state = _state(request)
     try:
-        parsed = parse_chat(parse_body(await request.body()))
+        parsed = parse_chat(await json_object(request))
     except FarmhandError as exc:
         return error_response(exc)
     if parsed.stream:

@@ -18,6 +18,7 @@ from farmhand.messages import Message, ToolCall
 from farmhand.providers.base import GenerationSettings, ToolChoice
 from farmhand.server.chat import ChatRequest
 from farmhand.server.errors import RequestError
+from farmhand.server.json_body import strict_loads
 from farmhand.server.mcp_request import parse_mcp_servers
 from farmhand.tools.definition import ToolDefinition
 from farmhand.tools.formats import EXPECTED_TOOL_CHOICE, forced_tool_name
@@ -36,18 +37,6 @@ class OpenAIChat:
     stream: bool
     include_usage: bool
     include_tool_results: bool
-
-
-def parse_body(raw: bytes) -> dict[str, Any]:
-    try:
-        body = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise RequestError(
-            f"the request body is not valid JSON ({exc}); send a JSON object"
-        ) from None
-    if not isinstance(body, dict):
-        raise RequestError("the request body must be a JSON object")
-    return body
 
 
 def parse_chat(body: dict[str, Any]) -> OpenAIChat:
@@ -195,8 +184,8 @@ def _call(value: object, where: str) -> ToolCall:
     if not isinstance(raw, str):
         raise RequestError(f"{where}.function.arguments must be a JSON string", param=where)
     try:
-        arguments = json.loads(raw or "{}")
-    except ValueError:
+        arguments = strict_loads(raw or "{}", f"{where}.function.arguments")
+    except RequestError:
         arguments = None
     if not isinstance(arguments, dict):
         # What the model wrote stays in the history; the loop's repair handles it.

@@ -29,7 +29,8 @@ from farmhand.runtime.events import LoopFinished, ReasoningChunk
 from farmhand.server import openai_api
 from farmhand.server.chat import run_chat
 from farmhand.server.errors import RequestError, error_response
-from farmhand.server.openai_request import parse_body, parse_chat
+from farmhand.server.json_body import json_object
+from farmhand.server.openai_request import parse_chat
 from farmhand.server.projects import ProjectStore, state_for
 from farmhand.server.state import ServerState
 
@@ -70,7 +71,7 @@ async def list_projects(request: Request) -> Response:
 
 async def create_project(request: Request) -> Response:
     try:
-        body = parse_body(await request.body())
+        body = await json_object(request)
         name = body.get("name")
         if not isinstance(name, str) or not name:
             raise RequestError("`name` is required: the new project's name", param="name")
@@ -99,7 +100,7 @@ async def get_project(request: Request) -> Response:
 
 async def update_project(request: Request) -> Response:
     try:
-        body = parse_body(await request.body())
+        body = await json_object(request)
         project = _store(request).update(*_where(request), _config(body, required=True))
     except FarmhandError as exc:
         return error_response(exc)
@@ -118,7 +119,7 @@ async def chat(request: Request) -> Response:
     try:
         project = _store(request).get(*_where(request))
         state = state_for(_state(request), project)
-        body = parse_body(await request.body())
+        body = await json_object(request)
         if not body.get("model"):
             body["model"] = state.model_config(None).name
         if body.get("stream"):

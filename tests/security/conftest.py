@@ -1,0 +1,81 @@
+"""What the attack tests share: a real `farmhand serve` app under uvicorn whose model only
+records that it was asked (so "nothing ran" is something a test can check), and the JSON
+routes every attack is replayed against."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.server.live import LiveServer, scripted_config
+
+from farmhand.config.models import FarmhandConfig, ModelConfig
+from farmhand.messages import Finish, Message, StreamEvent, TextDelta
+from farmhand.providers.base import GenerationSettings, Provider
+from farmhand.server.app import create_app
+from farmhand.tools.definition import ToolDefinition
+
+CHAT = {"model": "farm", "messages": [{"role": "user", "content": "hi"}]}
+# Every route that takes a JSON body, with a body it would act on.
+JSON_ROUTES: dict[str, dict[str, Any]] = {
+    "/v1/chat/completions": CHAT,
+    "/api/chat": {**CHAT, "stream": False},
+    "/api/tools/search": {"pattern": "*"},
+    "/v1/projects/default": {"name": "planted"},
+    "/v1/projects/default/demo/chat/completions": CHAT,
+}
+
+
+class EchoModel:
+    """A model that answers "ok" to anything and remembers every turn it was asked for."""
+
+    name = "echo"
+
+    def __init__(self) -> None:
+        self.turns: list[Sequence[Message]] = []
+
+    async def stream(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[ToolDefinition],
+        settings: GenerationSettings,
+    ) -> AsyncIterator[StreamEvent]:
+        self.turns.append(messages)
+        yield TextDelta("ok")
+        yield Finish("stop")
+
+    async def aclose(self) -> None:
+        return None
+
+
+class Farm:
+    """A live server, its model, and its home folder."""
+
+    def __init__(self, server: LiveServer, model: EchoModel, home: Path) -> None:
+        self.server = server
+        self.url = server.url
+        self.model = model
+        self.home = home
+
+
+def serve(
+    home: Path, config: FarmhandConfig | None = None, *, keys: Sequence[str] = ()
+) -> tuple[LiveServer, EchoModel]:
+    model = EchoModel()
+
+    def factory(_: ModelConfig) -> Provider:
+        return model
+
+    app = create_app(
+        config or scripted_config(), home=home, provider_factory=factory, api_keys=keys
+    )
+    return LiveServer(app), model
+
+
+@pytest.fixture
+def farm(tmp_path: Path) -> Iterator[Farm]:
+    server, model = serve(tmp_path)
+    with server:
+        yield Farm(server, model, tmp_path)
