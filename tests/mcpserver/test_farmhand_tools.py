@@ -75,7 +75,7 @@ async def farm(home: Path) -> AsyncIterator[Farm]:
         return script
 
     state = ServerState(
-        config=scripted_config(pantry_server()),
+        config=scripted_config(pantry_server(), request_dirs=[home]),
         home=home,
         pool=MCPPool(),
         provider_factory=factory,

@@ -42,7 +42,8 @@ def served(tmp_path: Path) -> Iterator[tuple[LiveServer, ScriptedProvider]]:
         return script
 
     app = create_app(
-        scripted_config(), home=tmp_path, provider_factory=factory, api_keys=(),
+        scripted_config(http_hosts=["127.0.0.1"]), home=tmp_path, provider_factory=factory,
+        api_keys=(),
         allowed_hosts=["farm.example"],
     )  # fmt: skip
     # Leaving also proves shutdown: uvicorn drains while the pool (after the self-reference

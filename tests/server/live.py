@@ -12,6 +12,7 @@ from __future__ import annotations
 import socket
 import sys
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 
@@ -20,7 +21,8 @@ from starlette.types import ASGIApp
 
 from farmhand.config.models import FarmhandConfig, McpServerConfig, ModelConfig
 
-PANTRY_SERVER = Path(__file__).parents[1] / "toolsets" / "mcp" / "servers" / "pantry_server.py"
+TESTS = Path(__file__).parents[1]
+PANTRY_SERVER = TESTS / "toolsets" / "mcp" / "servers" / "pantry_server.py"
 
 
 def pantry_server(name: str = "pantry") -> McpServerConfig:
@@ -29,11 +31,27 @@ def pantry_server(name: str = "pantry") -> McpServerConfig:
 
 
 def scripted_config(
-    *servers: McpServerConfig, models: tuple[str, ...] = ("farm",)
+    *servers: McpServerConfig,
+    models: tuple[str, ...] = ("farm",),
+    request_dirs: Sequence[Path] = (),
+    http_hosts: Sequence[str] = (),
 ) -> FarmhandConfig:
-    """A config whose models a test's provider_factory replaces with a ScriptedProvider."""
+    """A config whose models a test's provider_factory replaces with a ScriptedProvider.
+    `request_dirs`: let requests start stdio servers with this Python (the test servers),
+    with all their tools, and use these folders (the tests folder is always among them);
+    `http_hosts`: hosts requests may reach MCP servers at."""
+    allowed = [str(TESTS), *map(str, request_dirs)] if request_dirs else []
     return FarmhandConfig.model_validate(
         {
+            "server": {
+                "allowed_dirs": allowed,
+                "request_servers": {
+                    "stdio": bool(allowed),
+                    "launchers": [sys.executable],
+                    "allow_writes": bool(allowed),
+                    "http_hosts": list(http_hosts),
+                },
+            },
             "mcp": {"servers": [s.model_dump() for s in servers]},
             "runtime": {
                 "models": [

@@ -12,13 +12,16 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import uvicorn
+from tests.server.live import TESTS
 
 from farmhand.config.models import (
     FarmhandConfig,
     McpConfig,
     McpServerConfig,
     ModelConfig,
+    RequestServersConfig,
     RuntimeConfig,
+    ServerConfig,
 )
 from farmhand.providers.base import Provider
 from farmhand.server.app import create_app
@@ -33,10 +36,19 @@ def stdio_server(name: str, script: Path) -> McpServerConfig:
 
 
 def make_config(*servers: McpServerConfig) -> FarmhandConfig:
+    """Two scripted models; requests may start the test servers (this Python, scripts under
+    tests/) with all their tools."""
     model = ModelConfig(name="scripted", provider="openai", model="scripted-model")
     other = ModelConfig(name="plain", provider="openai", model="plain-model", mcp_servers=[])
     return FarmhandConfig(
-        runtime=RuntimeConfig(models=[model, other]), mcp=McpConfig(servers=list(servers))
+        runtime=RuntimeConfig(models=[model, other]),
+        mcp=McpConfig(servers=list(servers)),
+        server=ServerConfig(
+            allowed_dirs=[str(TESTS)],
+            request_servers=RequestServersConfig(
+                stdio=True, launchers=[sys.executable], allow_writes=True
+            ),
+        ),
     )
 
 

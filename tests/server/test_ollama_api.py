@@ -269,14 +269,13 @@ def test_inline_stdio_server_with_jit_discovery(base_url: str, provider: Scripte
     assert results[1]["content"] == "[FILE] /tmp/notes.txt\n[DIR] /tmp/docs"
 
 
-def test_refused_inline_server_is_a_400_with_the_reason(
+def test_refused_inline_server_is_a_403_with_the_reason(
     base_url: str, client: ollama.Client
 ) -> None:
     server = {"name": "sh", "command": "bash", "args": ["-c", "echo hi"]}
     response = post(base_url, "/api/chat", chat_body(mcp_servers=[server]))
-    assert response.status_code == 400
-    assert "refusing to run 'bash'" in response.json()["error"]
-    assert "a shell" in response.json()["error"]
+    assert response.status_code == 403
+    assert "'bash' is not a launcher" in response.json()["error"]
     unsafe = {"name": "x", "command": "bash", "allow_unsafe_command": True}
     response = post(base_url, "/api/chat", chat_body(mcp_servers=[unsafe]))
     assert response.status_code == 400
@@ -412,12 +411,14 @@ def test_failure_mid_stream_is_an_error_line(
         (chat_body(options={"temperature": "hot"}), 400, "options.temperature"),
         (chat_body(tools=[{"type": "function", "function": {"name": 5}}]), 400, "tools"),
         (chat_body(mcp_servers={"name": "x"}), 400, "mcp_servers"),
-        (chat_body(mcp_servers=[{"name": "x"}]), 400, "needs a command"),
+        (chat_body(mcp_servers=[{"name": "x"}]), 400, "no server named 'x'"),
+        (chat_body(mcp_servers=[{"name": "x", "transport": "stdio"}]), 400, "needs a command"),
         (
-            chat_body(mcp_servers=[{"name": "x", "command": "python", "args": ["a;b"]}]),
-            400,
+            chat_body(mcp_servers=[{"name": "x", "command": sys.executable, "args": ["a;b"]}]),
+            403,
             "metacharacters",
         ),
+        (chat_body(mcp_servers=[{"name": "x", "command": "no-such-program"}]), 400, "not found"),
         (
             chat_body(
                 messages=[
@@ -448,16 +449,16 @@ def test_bad_chat_requests(base_url: str, body: object, status: int, says: str) 
 
 
 @pytest.mark.parametrize(
-    ("body", "says"),
+    ("body", "status", "says"),
     [
-        ({"pattern": 5}, "pattern"),
-        ({"pattern": "*", "mcp_servers": [{"name": "x", "command": "sudo"}]}, "privilege"),
-        ({"pattern": "*", "mcp_servers": [{"name": "pantry", "command": "python"}]}, "rename"),
+        ({"pattern": 5}, 400, "pattern"),
+        ({"pattern": "*", "mcp_servers": [{"name": "x", "command": "env"}]}, 403, "launcher"),
+        ({"pattern": "*", "mcp_servers": [{"name": "pantry", "command": "python"}]}, 400, "rename"),
     ],
 )
-def test_bad_search_requests(base_url: str, body: object, says: str) -> None:
+def test_bad_search_requests(base_url: str, body: object, status: int, says: str) -> None:
     response = post(base_url, "/api/tools/search", body)
-    assert response.status_code == 400, response.text
+    assert response.status_code == status, response.text
     assert says in response.json()["error"]
 
 

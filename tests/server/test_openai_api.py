@@ -352,7 +352,7 @@ def test_server_side_tool_calls_stream_as_they_happen(farm: Farm) -> None:
 
 
 def test_request_mcp_servers_start_under_the_request_rules(tmp_path: Path) -> None:
-    server, relay = start(tmp_path, scripted_config())
+    server, relay = start(tmp_path, scripted_config(request_dirs=[tmp_path]))
     with server:
         farm = Farm(server, relay.script)
         farm.script.add(
@@ -363,18 +363,18 @@ def test_request_mcp_servers_start_under_the_request_rules(tmp_path: Path) -> No
         reply = ask(farm, extra_body={"mcp_servers": [inline], "max_tool_rounds": 2})
         assert reply.choices[0].message.content == "ok"
 
-        with pytest.raises(openai.BadRequestError, match="a shell") as refused:
+        with pytest.raises(openai.PermissionDeniedError, match="not a launcher"):
             ask(
                 farm,
                 extra_body={
                     "mcp_servers": [{"name": "sh", "command": "bash", "args": ["-c", "id"]}]
                 },
             )
-        assert refused.value.param == "mcp_servers"
-        with pytest.raises(openai.BadRequestError, match="config file"):
+        with pytest.raises(openai.BadRequestError, match="config file") as refused:
             unsafe = {**inline, "allow_unsafe_command": True}
             ask(farm, extra_body={"mcp_servers": [unsafe]})
-        with pytest.raises(openai.BadRequestError, match="metacharacters"):
+        assert refused.value.param == "mcp_servers"
+        with pytest.raises(openai.PermissionDeniedError, match="metacharacters"):
             ask(farm, extra_body={"mcp_servers": [{**inline, "args": ["x; rm -rf /"]}]})
         with pytest.raises(openai.BadRequestError, match="transport"):
             ask(farm, extra_body={"mcp_servers": [{**inline, "transport": "carrier-pigeon"}]})

@@ -52,7 +52,8 @@ def _start(home: Path) -> tuple[LiveServer, ScriptedProvider, list[str]]:
         seen.append(model.name)
         return script
 
-    app = create_app(scripted_config(), home=home, provider_factory=factory, api_keys=())
+    config = scripted_config(request_dirs=[home])
+    app = create_app(config, home=home, provider_factory=factory, api_keys=())
     return LiveServer(app), script, seen
 
 
@@ -170,17 +171,18 @@ runtime:
                     }
                 },
             },
-            400,
-            "mcp.servers[0].allow_unsafe_command",
+            403,
+            "allow_unsafe_command can only be set in the operator's config file",
         ),
         ("POST", "/default", {"name": "x", "config": {"mcp": {"servers": [
-            {"name": "sh", "command": "bash", "args": ["-c", "id"]}]}}}, 400, "a shell"),
+            {"name": "sh", "command": "bash", "args": ["-c", "id"]}]}}}, 403,
+         "'bash' is not a launcher requests may use"),
         (
             "POST",
             "/default",
             {"name": "x", "config": "version: v1\nrag:\n  key: ${env:HOME}\n"},
             400,
-            "farmhand.yaml:3: ${env:...} is not accepted",
+            "farmhand.yaml:3: rag.key: ${env:...} is not accepted",
         ),
         ("GET", "/default/missing", None, 404, "does not exist"),
         ("PUT", "/default/missing", {"config": {}}, 404, "does not exist"),

@@ -2,6 +2,12 @@
 
 Every problem becomes one line `FILE:LINE: key.path: what is wrong; what to do`, and all
 problems of a file are reported together.
+
+A config that came from a client (a project written through the API) is read as
+`outside=OutsideRules(...)`: no `${env:...}` at all (however the YAML spells it), no anchors
+or aliases, at most MAX_OUTSIDE_BYTES, and files it names (`file://` tools, `model_path`)
+only inside the operator's allowed folders. Any config stops at MAX_VALUES values, so an
+alias bomb is an error, not a stalled server.
 """
 
 from __future__ import annotations
@@ -9,6 +15,7 @@ from __future__ import annotations
 import difflib
 import types
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Union, get_args, get_origin
 
@@ -17,10 +24,30 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
 from farmhand.config.env import expand_env
-from farmhand.config.models import FarmhandConfig, Issue, KeyPath, default_config, format_path
+from farmhand.config.models import (
+    FarmhandConfig,
+    Issue,
+    KeyPath,
+    default_config,
+    format_path,
+    is_inside,
+    outside_folders_message,
+)
 from farmhand.errors import ConfigError
 
 CONFIG_FILENAME = "farmhand.yaml"
+MAX_VALUES = 50_000
+"""Most values (after aliases expand) a config may hold."""
+MAX_OUTSIDE_BYTES = 256 * 1024
+
+
+@dataclass(frozen=True)
+class OutsideRules:
+    """How to read a config that a client wrote: which folders its files may be in."""
+
+    allowed_dirs: tuple[Path, ...] = ()
+
+
 _DIR_CANDIDATES = (CONFIG_FILENAME, "llamafarm.yaml")
 
 
@@ -70,14 +97,20 @@ def parse_config(
     *,
     environ: Mapping[str, str] | None = None,
     base_dir: Path | None = None,
+    outside: OutsideRules | None = None,
 ) -> FarmhandConfig:
-    """Validate config text; `source` names it in errors, `base_dir` anchors relative paths."""
-    reader = _Reader(environ)
+    """Validate config text; `source` names it in errors, `base_dir` anchors relative paths,
+    `outside` reads it as a client's (see the module docstring)."""
+    if outside is not None:
+        _check_outside_text(text, source)
+    reader = _Reader(environ, expand=outside is None)
     data = reader.read_document(text, source)
     issues = list(reader.issues)
+    confine = outside.allowed_dirs if outside is not None else None
     try:
         config = FarmhandConfig.model_validate(
-            data, context={"defer_reference_checks": True, "base_dir": base_dir}
+            data,
+            context={"defer_reference_checks": True, "base_dir": base_dir, "confine": confine},
         )
     except ValidationError as exc:
         issues += _pydantic_issues(exc, {i.path for i in reader.issues})
@@ -85,17 +118,41 @@ def parse_config(
         issues += config.reference_issues()
         if not issues:
             _anchor_paths(config, base_dir)
-            return config
+            if confine is not None:
+                issues += _unconfined_model_paths(config, confine)
+            if not issues:
+                return config
     raise _error(source, [_relocate(i, reader.lines) for i in issues], reader.lines)
+
+
+def _check_outside_text(text: str, source: str) -> None:
+    size = len(text.encode("utf-8", "replace"))
+    if size > MAX_OUTSIDE_BYTES:
+        raise ConfigError(
+            f"{source}: {size} bytes is more than the {MAX_OUTSIDE_BYTES} a config written"
+            " through the API may have; send a smaller config"
+        )
+    try:
+        for event in yaml.parse(text, Loader=yaml.SafeLoader):
+            if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
+                line = event.start_mark.line + 1
+                raise ConfigError(
+                    f"{source}:{line}: YAML anchors and aliases (&name, *name) are not accepted"
+                    " in a config written through the API; write the values out"
+                )
+    except yaml.YAMLError:
+        return  # read_document reports it, with the line
 
 
 class _Reader:
     """Turns a YAML node tree into plain data, remembering the line of every key path."""
 
-    def __init__(self, environ: Mapping[str, str] | None) -> None:
+    def __init__(self, environ: Mapping[str, str] | None, *, expand: bool = True) -> None:
         self.lines: dict[KeyPath, int] = {(): 1}
         self.issues: list[Issue] = []
         self._environ = environ
+        self._expand = expand
+        self._values = 0
         self._scalars = yaml.constructor.SafeConstructor()
         self._open: set[int] = set()  # nodes being read, to stop on self-referencing aliases
         self._own_keys: dict[int, set[int]] = {}  # per mapping, the keys written in it
@@ -118,6 +175,12 @@ class _Reader:
         return self._read(root, ())
 
     def _read(self, node: Any, path: KeyPath) -> Any:
+        self._values += 1
+        if self._values > MAX_VALUES:
+            raise ConfigError(
+                f"line {node.start_mark.line + 1}: the config holds more than {MAX_VALUES}"
+                " values once its aliases expand; remove the aliases that multiply it"
+            )
         self.lines.setdefault(path, node.start_mark.line + 1)
         if id(node) in self._open:
             self.issues.append(Issue(path, "this alias refers to itself; remove the loop"))
@@ -166,6 +229,16 @@ class _Reader:
             self.issues.append(Issue(path, f"{exc.problem}; remove the tag or quote the value"))
             return None
         if not isinstance(value, str):
+            return value
+        if not self._expand:
+            if "${env:" in value:
+                self.issues.append(
+                    Issue(
+                        path,
+                        "${env:...} is not accepted in a config written through the API (it"
+                        " would read the server's environment); write the value itself",
+                    )
+                )
             return value
         try:
             return expand_env(value, self._environ)
@@ -291,6 +364,16 @@ def _anchor_paths(config: FarmhandConfig, base_dir: Path | None) -> None:
             if base_dir is not None and not path.is_absolute():
                 path = base_dir / path
             model.model_path = str(path)
+
+
+def _unconfined_model_paths(config: FarmhandConfig, allowed: tuple[Path, ...]) -> list[Issue]:
+    issues = []
+    for index, model in enumerate(config.runtime.models):
+        if model.model_path and not is_inside(Path(model.model_path), allowed):
+            issues.append(
+                Issue(("runtime", "models", index, "model_path"), outside_folders_message(allowed))
+            )
+    return issues
 
 
 def _relocate(issue: Issue, lines: dict[KeyPath, int]) -> Issue:

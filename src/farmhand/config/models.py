@@ -50,6 +50,25 @@ def format_path(path: KeyPath) -> str:
     return out
 
 
+def is_inside(path: Path, folders: tuple[Path, ...]) -> bool:
+    """Whether `path`, with symlinks and `..` resolved, lies inside one of `folders`."""
+    resolved = path.expanduser().resolve()
+    return any(resolved.is_relative_to(folder) for folder in folders)
+
+
+def outside_folders_message(allowed: tuple[Path, ...]) -> str:
+    listed = ", ".join(str(d) for d in allowed) or "none"
+    return (
+        "a config written through the API may only name files inside the folders the"
+        f" operator allows (server.allowed_dirs: {listed})"
+    )
+
+
+def _confined(path: Path, allowed: tuple[Path, ...]) -> None:
+    if not is_inside(path, allowed):
+        raise ConfigError(f"{path}: {outside_folders_message(allowed)}")
+
+
 class _Strict(BaseModel):
     # Attribute docstrings become field descriptions; numbers written where text is expected
     # (args: [8080], env: {PORT: 8080}) are taken as the text the user meant.
@@ -214,11 +233,14 @@ class ModelConfig(_Strict):
     @classmethod
     def _tools_in_any_format(cls, value: Any, info: ValidationInfo) -> Any:
         from farmhand.tools.formats.detect import to_openai_dicts
-        from farmhand.tools.loading import load_tools
+        from farmhand.tools.loading import load_tools, resolve_tool_path
 
         base_dir = (info.context or {}).get("base_dir")
+        confine = (info.context or {}).get("confine")
         try:
             if isinstance(value, str):
+                if confine is not None:
+                    _confined(resolve_tool_path(value, base_dir), confine)
                 return [tool.to_openai() for tool in load_tools(value, base_dir=base_dir)]
             if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
                 return to_openai_dicts(value)

@@ -22,18 +22,22 @@ from collections.abc import Callable
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
+from mcp.types import ToolAnnotations
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from farmhand.errors import FarmhandError
 from farmhand.mcpserver.llama_tools import LlamaTools, register_llama_tools
 from farmhand.mcpserver.results import ToolServer
-from farmhand.server.ollama_api import _search, _tools_body
-from farmhand.server.projects import ProjectStore, state_for
+from farmhand.server.chat import admit_servers
+from farmhand.server.ollama_api import search, tools_body
+from farmhand.server.projects import ProjectStore, state_for, store_for
 from farmhand.server.projects_api import complete
 from farmhand.server.state import ServerState
 
 StateGetter = Callable[[], ServerState]
+READ_ONLY = ToolAnnotations(read_only_hint=True)
+"""Tools that only read: a client may offer them where writing is not allowed."""
 
 Namespace = Annotated[str, Field(description="Project namespace, e.g. 'default'.")]
 ProjectName = Annotated[str, Field(description="Project name (letters, digits, _ . -).")]
@@ -67,7 +71,7 @@ def build_server(get_state: StateGetter, llama: LlamaTools | None = None) -> MCP
     )
 
     def store() -> ProjectStore:
-        return ProjectStore(get_state().home)
+        return store_for(get_state())
 
     def state_of(namespace: str | None, project: str | None) -> ServerState:
         state = get_state()
@@ -75,7 +79,7 @@ def build_server(get_state: StateGetter, llama: LlamaTools | None = None) -> MCP
             return state
         return state_for(state, store().get(namespace or "default", project))
 
-    @server.tool()
+    @server.tool(annotations=READ_ONLY)
     def list_projects(namespace: Namespace = "default") -> dict[str, Any]:
         """Get all projects in a namespace: {total, projects: [{namespace, name, config}]}."""
         with _ToolErrors():
@@ -91,7 +95,7 @@ def build_server(get_state: StateGetter, llama: LlamaTools | None = None) -> MCP
         with _ToolErrors():
             return {"project": store().create(namespace, name, config).to_json()}
 
-    @server.tool()
+    @server.tool(annotations=READ_ONLY)
     def get_project(name: ProjectName, namespace: Namespace = "default") -> dict[str, Any]:
         """Get a project's details and configuration."""
         with _ToolErrors():
@@ -145,7 +149,7 @@ def build_server(get_state: StateGetter, llama: LlamaTools | None = None) -> MCP
                 body["max_tool_rounds"] = max_tool_rounds
             return await complete(state, body)
 
-    @server.tool()
+    @server.tool(annotations=READ_ONLY)
     def list_models(
         namespace: Annotated[str | None, Field(description="Namespace of `project`.")] = None,
         project: OptionalProject = None,
@@ -162,7 +166,7 @@ def build_server(get_state: StateGetter, llama: LlamaTools | None = None) -> MCP
             ],
         }
 
-    @server.tool()
+    @server.tool(annotations=READ_ONLY)
     async def search_tools(
         pattern: Annotated[
             str, Field(description="Words or a glob (e.g. 'read*'); '*' lists every tool.")
@@ -174,8 +178,9 @@ def build_server(get_state: StateGetter, llama: LlamaTools | None = None) -> MCP
         {tools: [{server, name, description, parameters}], pattern, total}."""
         with _ToolErrors():
             state = state_of(namespace, project)
-            tools, problems = await _search(state, list(state.config.mcp.servers), [], pattern)
-            return {**_tools_body(tools, problems), "pattern": pattern}
+            servers = admit_servers(state, list(state.config.mcp.servers))
+            tools, problems = await search(state, servers, pattern)
+            return {**tools_body(tools, problems), "pattern": pattern}
 
     if llama is not None:
         register_llama_tools(server, llama)

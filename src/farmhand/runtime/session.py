@@ -16,6 +16,7 @@ from farmhand.tools.definition import ToolDefinition
 from farmhand.toolsets.base import Toolset
 from farmhand.toolsets.mcp.client import MCPToolset
 from farmhand.toolsets.mcp.discovery import DiscoveryToolset, ServerSource
+from farmhand.toolsets.mcp.pool import MCPPool
 from farmhand.toolsets.wrappers import (
     DEFAULT_MAX_RESULT_CHARS,
     CappedResults,
@@ -107,15 +108,32 @@ class ToolSettings:
 class ServerToolsets:
     """Opens MCP servers with farmhand's wrappers: results capped to the budget and, for
     servers started for a folder the user named (--tools DIR), relative paths read as the
-    user's working directory and only read-only tools offered."""
+    user's working directory and only read-only tools offered.
+
+    With a `pool` (farmhand serve), servers are the pool's long-lived sessions instead of
+    ones started for this chat; `outside` names the servers that came from a request rather
+    than the operator's config: the pool bounds them, and they offer only read-only tools
+    unless `read_only_outside` is off."""
 
     settings: ToolSettings = field(default_factory=ToolSettings)
     folder_servers: frozenset[str] = frozenset()
     read_only_folders: bool = True
+    pool: MCPPool | None = None
+    outside: frozenset[str] = frozenset()
+    read_only_outside: bool = True
 
     @asynccontextmanager
     async def open(self, server: McpServerConfig) -> AsyncIterator[Toolset]:
         """One server's tools under their own names, for as long as the context lasts."""
+        if self.pool is not None:
+            from_request = server.name in self.outside or server.name in self.folder_servers
+            yield self.wrap(
+                server.name,
+                self.pool.toolset(
+                    server, call_timeout=self.settings.tool_timeout, from_request=from_request
+                ),
+            )
+            return
         async with MCPToolset.from_config(
             server, call_timeout=self.settings.tool_timeout
         ) as toolset:
@@ -129,6 +147,13 @@ class ServerToolsets:
                 inner = FilteredToolset(
                     inner, read_only_current, "--tools gives the model read-only access"
                 )
+        elif name in self.outside and self.read_only_outside:
+            inner = FilteredToolset(
+                inner,
+                read_only_current,
+                "servers a request brings offer only read-only tools"
+                " (server.request_servers.allow_writes)",
+            )
         return CappedResults(inner, self.settings.max_tool_result_chars)
 
     async def enter_all(

@@ -61,7 +61,11 @@ def create_app(
     state = ServerState(
         config=config,
         home=home or farmhand_home(),
-        pool=MCPPool(call_timeout=config.runtime.tool_timeout),
+        pool=MCPPool(
+            call_timeout=config.runtime.tool_timeout,
+            request_idle_timeout=config.server.request_servers.idle_timeout,
+            max_request_servers=config.server.request_servers.max_alive,
+        ),
         provider_factory=provider_factory or default_provider_factory,
         api_keys=keys,
     )

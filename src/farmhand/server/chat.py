@@ -11,8 +11,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from farmhand.config.models import McpServerConfig
-from farmhand.errors import ConfigError
+from farmhand.config.models import McpServerConfig, ModelConfig
 from farmhand.messages import Message
 from farmhand.providers.base import GenerationSettings
 from farmhand.runtime.events import LoopEvent
@@ -23,23 +22,21 @@ from farmhand.server.errors import RequestError
 from farmhand.server.state import ServerState
 from farmhand.tools.definition import ToolDefinition
 from farmhand.tools.formats import forced_tool_name
-from farmhand.toolsets.base import Toolset
 from farmhand.toolsets.mcp.known_servers import filesystem_server
-from farmhand.toolsets.mcp.security import validate_command
-from farmhand.toolsets.wrappers import PrefixedToolset
+from farmhand.toolsets.mcp.policy import ServerRequest
 
 
 @dataclass
 class ChatRequest:
     """A chat in farmhand's terms. `client_tools` are the request's own tools (returned to
-    the caller when called); `mcp_servers` are servers the request brings (checked by the
-    MCP layer's rules for servers started from requests)."""
+    the caller when called); `mcp_servers` and `tools_path` are what the request brings,
+    held to the operator's request policy (`toolsets.mcp.policy`) before anything starts."""
 
     model: str | None
     messages: Sequence[Message]
     settings: GenerationSettings = field(default_factory=GenerationSettings)
     client_tools: Sequence[ToolDefinition] = ()
-    mcp_servers: Sequence[McpServerConfig] = ()
+    mcp_servers: Sequence[ServerRequest] = ()
     tools_path: Path | None = None
     max_tool_rounds: int | None = None
     tool_timeout: float | None = None
@@ -48,15 +45,79 @@ class ChatRequest:
     jit_connect_eager: bool | None = None
 
 
+@dataclass(frozen=True)
+class ChatServers:
+    """The MCP servers of one chat, admitted: the operator's (configured, or named by the
+    request), the ones that came from outside the config, and the request's folder server."""
+
+    trusted: list[McpServerConfig]
+    outside: list[McpServerConfig]
+    folder: list[McpServerConfig]
+
+    @property
+    def all(self) -> list[McpServerConfig]:
+        return [*self.trusted, *self.outside, *self.folder]
+
+
+def admit_servers(
+    state: ServerState,
+    configured: Sequence[McpServerConfig],
+    requested: Sequence[ServerRequest] = (),
+    tools_path: Path | None = None,
+) -> ChatServers:
+    """Every server a chat or a tool search will use, through the one request policy:
+    nothing is started, read or reached before this returns. PolicyError (403) for what the
+    operator did not allow, ConfigError (400) for what is malformed."""
+    taken = {s.name for s in configured}
+    clash = sorted(s.name for s in requested if not isinstance(s, str) and s.name in taken)
+    if clash:
+        raise RequestError(
+            f"mcp_servers: {', '.join(clash)} is already a server of this model; rename it",
+            param="mcp_servers",
+        )
+    requested = [s for s in requested if not (isinstance(s, str) and s in taken)]
+    policy = state.policy
+    folder_path = policy.admit_dir(tools_path) if tools_path is not None else None
+    named, brought = policy.admit_servers(requested, state.known_servers(), folder=folder_path)
+    if state.outside_config:  # a project written through the API: its servers are a client's
+        brought = [*(policy.admit(s) for s in configured), *brought]
+        configured = []
+    names = [s.name for s in [*configured, *named, *brought]]
+    folder = [filesystem_server(folder_path, _folder_name(names))] if folder_path else []
+    return ChatServers([*configured, *named], brought, folder)
+
+
+def _folder_name(taken: Sequence[str]) -> str:
+    name = "filesystem"
+    while name in taken:
+        name = "_" + name
+    return name
+
+
+def server_toolsets(
+    state: ServerState, servers: ChatServers, settings: ToolSettings
+) -> ServerToolsets:
+    """Opens a chat's servers from the pool, with the wrappers their origin calls for."""
+    return ServerToolsets(
+        settings,
+        folder_servers=frozenset(s.name for s in servers.folder),
+        pool=state.pool,
+        outside=frozenset(s.name for s in servers.outside),
+        read_only_outside=not state.policy.allow_writes,
+    )
+
+
 async def run_chat(state: ServerState, request: ChatRequest) -> AsyncGenerator[LoopEvent, None]:
     """The loop's events for one request; the last is LoopFinished. Raises FarmhandError
     subclasses for what the caller got wrong (unknown model, refused server, ...)."""
     model = state.model_config(request.model)
-    _check_request_servers(request)
+    servers = admit_servers(
+        state, state.config.servers_for(model), request.mcp_servers, request.tools_path
+    )
     provider = await state.provider(model)
     runtime = state.config.runtime
     rounds = request.max_tool_rounds or runtime.max_tool_rounds
-    async with _router(state, request) as router:
+    async with _router(state, request, model, servers) as router:
         async for event in run_loop(
             provider, request.messages, router, request.settings, max_tool_rounds=rounds
         ):
@@ -64,9 +125,10 @@ async def run_chat(state: ServerState, request: ChatRequest) -> AsyncGenerator[L
 
 
 @asynccontextmanager
-async def _router(state: ServerState, request: ChatRequest) -> AsyncIterator[ToolRouter]:
+async def _router(
+    state: ServerState, request: ChatRequest, model: ModelConfig, servers: ChatServers
+) -> AsyncIterator[ToolRouter]:
     runtime = state.config.runtime
-    model = state.model_config(request.model)
     settings = ToolSettings(
         tool_timeout=request.tool_timeout or runtime.tool_timeout,
         max_tool_result_chars=runtime.max_tool_result_chars,
@@ -74,44 +136,17 @@ async def _router(state: ServerState, request: ChatRequest) -> AsyncIterator[Too
         jit_max_tools=request.jit_max_tools or runtime.jit_max_tools,
         jit_connect_eager=bool(request.jit_connect_eager),
     )
-    folder = [filesystem_server(request.tools_path)] if request.tools_path else []
-    opener = ServerToolsets(settings, frozenset(s.name for s in folder))
-    configured = list(state.config.servers_for(model))
     async with AsyncExitStack() as stack:
-        toolsets: list[Toolset] = []
-        if settings.jit_tools:
-            toolsets = await opener.enter_all(stack, [*configured, *request.mcp_servers, *folder])
-        else:
-            # Configured servers stay connected in the pool across requests; a request's own
-            # servers go through the pool too, under the rules for servers from requests.
-            for server in configured:
-                pooled = state.pool.toolset(server, call_timeout=settings.tool_timeout)
-                toolsets.append(PrefixedToolset(opener.wrap(server.name, pooled), server.name))
-            for server in [*request.mcp_servers, *folder]:
-                pooled = state.pool.toolset(
-                    server,
-                    call_timeout=settings.tool_timeout,
-                    from_request=server not in folder,
-                )
-                toolsets.append(PrefixedToolset(opener.wrap(server.name, pooled), server.name))
+        # Every server, with JIT discovery or not, is a pooled session: configured ones stay
+        # connected across requests, and those from outside are bounded by the pool.
+        opener = server_toolsets(state, servers, settings)
+        toolsets = await opener.enter_all(stack, servers.all)
         router = ToolRouter(
             toolsets, client_tools=[*model.tool_definitions(), *request.client_tools]
         )
         offered = await router.list_tools()
         _check_tool_choice(request, offered, settings.jit_tools)
         yield router
-
-
-def _check_request_servers(request: ChatRequest) -> None:
-    """A request's own servers are held to the rules for servers from requests, whatever
-    path they take (the pool, or JIT discovery); a request cannot opt out of them."""
-    for server in request.mcp_servers:
-        if server.allow_unsafe_command:
-            raise ConfigError(
-                f"MCP server {server.name!r}: allow_unsafe_command can only be set in the"
-                " config file, not in a request"
-            )
-        validate_command(server, from_request=True)
 
 
 def _check_tool_choice(request: ChatRequest, offered: Sequence[ToolDefinition], jit: bool) -> None:

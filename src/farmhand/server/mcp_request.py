@@ -1,12 +1,14 @@
-"""`mcp_servers` in a chat request: inline server objects as Ollama's MCP API writes them.
+"""`mcp_servers` in a request: inline server objects as Ollama's MCP API writes them, or
+the name of a server the operator defined.
 
+    "time"  or  {"name": "time"}                       the operator's server of that name
     {"name": "fs", "command": "npx", "args": [...], "env": {...}}
     {"name": "cal", "transport": "http" | "streamable-http" | "sse", "url": "...", "headers": {...}}
 
-Servers from a request are held to the MCP layer's rules for servers from requests (no
-unsafe commands, no shell metacharacters in arguments), checked here so a refusal is a 400
-before anything starts; a request cannot opt out of them (`allow_unsafe_command` is a config
-file setting only).
+This module reads the shape only (400 for what is malformed). Whether a request may start or
+reach what it names is the request policy's call (`toolsets.mcp.policy`), made once for every
+dialect before anything starts; a request cannot opt out of it (`allow_unsafe_command` is a
+config file setting only).
 """
 
 from __future__ import annotations
@@ -16,16 +18,16 @@ from typing import Any
 from pydantic import ValidationError
 
 from farmhand.config.models import McpServerConfig
-from farmhand.errors import ConfigError
 from farmhand.server.errors import RequestError
-from farmhand.toolsets.mcp.security import validate_command
+from farmhand.toolsets.mcp.policy import ServerRequest
 
 FIELDS = ("name", "transport", "command", "args", "env", "url", "base_url", "headers")
 TRANSPORTS = {"stdio": "stdio", "http": "http", "streamable-http": "http", "sse": "sse"}
 
 
-def parse_mcp_servers(value: object, param: str = "mcp_servers") -> list[McpServerConfig]:
-    """The request's servers, validated; RequestError (400) names what to fix."""
+def parse_mcp_servers(value: object, param: str = "mcp_servers") -> list[ServerRequest]:
+    """The request's servers as written (names stay names); RequestError (400) names what
+    to fix."""
     if value is None:
         return []
     if not isinstance(value, list):
@@ -33,16 +35,21 @@ def parse_mcp_servers(value: object, param: str = "mcp_servers") -> list[McpServ
     servers = [_server(item, f"{param}[{i}]") for i, item in enumerate(value)]
     seen: set[str] = set()
     for i, server in enumerate(servers):
-        if server.name in seen:
+        name = server if isinstance(server, str) else server.name
+        if name in seen:
             raise RequestError(
-                f"{param}[{i}]: server name {server.name!r} is used twice; names must be unique",
+                f"{param}[{i}]: server name {name!r} is used twice; names must be unique",
                 param=param,
             )
-        seen.add(server.name)
+        seen.add(name)
     return servers
 
 
-def _server(item: object, where: str) -> McpServerConfig:
+def _server(item: object, where: str) -> ServerRequest:
+    if isinstance(item, str) and item:
+        return item
+    if isinstance(item, dict) and set(item) == {"name"} and isinstance(item["name"], str):
+        return item["name"]
     if not isinstance(item, dict):
         raise RequestError(
             f'{where} must be an object like {{"name": "fs", "command": "npx", "args": [...]}}',
@@ -81,8 +88,4 @@ def _server(item: object, where: str) -> McpServerConfig:
             for error in exc.errors()
         )
         raise RequestError(f"{where}: {problems}", param="mcp_servers") from None
-    try:
-        validate_command(server, from_request=True)
-    except ConfigError as exc:
-        raise RequestError(str(exc), param="mcp_servers") from None
     return server

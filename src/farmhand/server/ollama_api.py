@@ -17,9 +17,8 @@ import hashlib
 import importlib.metadata
 import json
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Sequence
-from contextlib import aclosing, asynccontextmanager, suppress
-from functools import partial
+from collections.abc import AsyncGenerator, Sequence
+from contextlib import aclosing, suppress
 from typing import Any
 
 import anyio
@@ -33,7 +32,8 @@ from starlette.types import Receive, Scope, Send
 from farmhand.config.models import McpServerConfig, ModelConfig
 from farmhand.messages import ToolCall
 from farmhand.runtime.events import LoopFinished, ReasoningChunk, TextChunk
-from farmhand.server.chat import ChatRequest, run_chat
+from farmhand.runtime.session import ToolSettings
+from farmhand.server.chat import ChatRequest, ChatServers, admit_servers, run_chat, server_toolsets
 from farmhand.server.errors import (
     RequestError,
     api_error,
@@ -45,9 +45,7 @@ from farmhand.server.ollama_request import ChatBody, _Wire, chat_request, parse_
 from farmhand.server.state import ServerState
 from farmhand.server.tasks import TaskStatus, iso_time
 from farmhand.tools.definition import ToolDefinition
-from farmhand.toolsets.base import Toolset
-from farmhand.toolsets.mcp.client import MCPToolset
-from farmhand.toolsets.mcp.discovery import DiscoveryToolset, ServerSource
+from farmhand.toolsets.mcp.discovery import DiscoveryToolset
 from farmhand.toolsets.wrappers import SEPARATOR
 
 NDJSON = "application/x-ndjson"
@@ -330,11 +328,11 @@ class _SearchBody(_Wire):
 async def list_tools(request: Request) -> Response:
     state = _state(request)
     try:
-        servers = _configured(state, request.query_params.get("model"))
-        tools, problems = await _search(state, servers, [], "*")
+        servers = admit_servers(state, _configured(state, request.query_params.get("model")))
+        tools, problems = await search(state, servers, "*")
     except Exception as exc:
         return error_response(exc, "ollama")
-    return JSONResponse(_tools_body(tools, problems))
+    return JSONResponse(tools_body(tools, problems))
 
 
 async def search_tools(request: Request) -> Response:
@@ -342,20 +340,13 @@ async def search_tools(request: Request) -> Response:
     try:
         body: _SearchBody = parse_body(await json_body(request), _SearchBody)
         requested = parse_mcp_servers(body.mcp_servers)
-        servers = _configured(state, body.model)
-        taken = {s.name for s in servers}
-        clash = [s.name for s in requested if s.name in taken]
-        if clash:
-            raise RequestError(
-                f"mcp_servers: {', '.join(clash)} is already a configured server; rename it",
-                param="mcp_servers",
-            )
-        tools, problems = await _search(state, servers, requested, body.pattern, body.context)
+        servers = admit_servers(state, _configured(state, body.model), requested)
+        tools, problems = await search(state, servers, body.pattern, body.context)
     except Exception as exc:
         return error_response(exc, "ollama")
     total = len(tools)
     shown = tools[: body.limit] if body.limit else tools
-    return JSONResponse({**_tools_body(shown, problems), "pattern": body.pattern, "total": total})
+    return JSONResponse({**tools_body(shown, problems), "pattern": body.pattern, "total": total})
 
 
 def _configured(state: ServerState, model_name: str | None) -> list[McpServerConfig]:
@@ -364,7 +355,8 @@ def _configured(state: ServerState, model_name: str | None) -> list[McpServerCon
     return list(state.config.mcp.servers)
 
 
-def _tools_body(tools: list[ToolDefinition], problems: str) -> dict[str, Any]:
+def tools_body(tools: list[ToolDefinition], problems: str) -> dict[str, Any]:
+    """Ollama's tool search answer: {tools: [{server, name, description, parameters}], total}."""
     body: dict[str, Any] = {
         "tools": [
             {
@@ -382,30 +374,14 @@ def _tools_body(tools: list[ToolDefinition], problems: str) -> dict[str, Any]:
     return body
 
 
-async def _search(
-    state: ServerState,
-    configured: Sequence[McpServerConfig],
-    requested: Sequence[McpServerConfig],
-    pattern: str,
-    context: str = "",
+async def search(
+    state: ServerState, servers: ChatServers, pattern: str, context: str = ""
 ) -> tuple[list[ToolDefinition], str]:
-    """Tools matching `pattern`, most relevant first: configured servers through the pool,
-    the request's own started for this search and stopped after it."""
-    timeout = state.config.runtime.tool_timeout
-
-    @asynccontextmanager
-    async def pooled(server: McpServerConfig) -> AsyncIterator[Toolset]:
-        yield state.pool.toolset(server, call_timeout=timeout)
-
-    @asynccontextmanager
-    async def started(server: McpServerConfig) -> AsyncIterator[Toolset]:
-        async with MCPToolset.from_config(
-            server, call_timeout=timeout, from_request=True
-        ) as toolset:
-            yield toolset
-
-    sources = [ServerSource(s.name, "", partial(pooled, s)) for s in configured]
-    sources += [ServerSource(s.name, "", partial(started, s)) for s in requested]
+    """Tools of the admitted `servers` matching `pattern`, most relevant first, each
+    server a pooled session."""
+    settings = ToolSettings(tool_timeout=state.config.runtime.tool_timeout)
+    opener = server_toolsets(state, servers, settings)
+    sources = [opener.source(s) for s in servers.all]
     if not sources:
         return [], ""
     async with DiscoveryToolset(sources) as discovery:

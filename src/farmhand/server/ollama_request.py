@@ -25,7 +25,6 @@ from farmhand.tools.formats.detect import to_openai_tools
 
 DEFAULT_MAX_TOOL_ROUNDS = 15
 DEFAULT_TOOL_TIMEOUT_MS = 30000
-MAX_MCP_SERVERS = 10
 
 
 class _Wire(BaseModel):
@@ -100,11 +99,6 @@ def chat_request(body: ChatBody) -> ChatRequest:
     if not body.messages:
         raise RequestError("messages must hold at least one message", param="messages")
     servers = parse_mcp_servers(body.mcp_servers)
-    if len(servers) > MAX_MCP_SERVERS:
-        raise RequestError(
-            f"mcp_servers holds {len(servers)} servers; at most {MAX_MCP_SERVERS} are allowed",
-            param="mcp_servers",
-        )
     try:
         tools = to_openai_tools(body.tools or [])
     except ConfigError as exc:

@@ -9,11 +9,13 @@ temporary file renamed into place), so a reader never sees half a file. What the
 returns as `config` is the YAML as written, `${env:VAR}` references unexpanded: a project
 never echoes the server's secrets back.
 
-A config written through the API (HTTP or MCP) comes from a client, not the operator, so
-its stdio MCP servers are held to the rules for servers from requests (no
-`allow_unsafe_command`, no shell metacharacters) and it may not use `${env:VAR}` (which
-would read the server's environment); a file the operator edits on disk is trusted like
-any config file.
+A config written through the API (HTTP or MCP) comes from a client, not the operator. It
+is stored with API_MARKER as its first line and, whenever it is read, read as a client's
+(`config.loader.OutsideRules`): no `${env:VAR}` however the YAML spells it, no aliases, a
+size limit, files only inside `server.allowed_dirs`; its MCP servers are held to the request
+policy when it is written and again whenever a chat uses them; and a chat on it runs under
+the operator's `server:` section, never the project's own. A file the operator writes on
+disk (without the marker) is trusted like any config file.
 """
 
 from __future__ import annotations
@@ -30,16 +32,19 @@ from typing import Any
 
 import yaml
 
-from farmhand.config.loader import CONFIG_FILENAME, parse_config
+from farmhand.config.loader import CONFIG_FILENAME, OutsideRules, parse_config
 from farmhand.config.models import FarmhandConfig, format_path
-from farmhand.errors import ConfigError
+from farmhand.errors import ConfigError, PolicyError
 from farmhand.server.errors import RequestError
 from farmhand.server.state import ServerState
-from farmhand.toolsets.mcp.security import validate_command
+from farmhand.toolsets.mcp.policy import RequestPolicy
 
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 """Namespace and project names: a letter or digit, then letters, digits, `_`, `.`, `-`
 (at most 64 characters). They are directory names, so nothing else gets through."""
+API_MARKER = "# written through the farmhand API: read as a client's config, not the operator's"
+"""The last line of every config written through the API. Its lines stay the client's own
+(errors name them), and only the operator, editing the file, can take the marker out."""
 
 
 class ProjectNotFoundError(RequestError):
@@ -60,6 +65,11 @@ class Project:
     text: str
     config: FarmhandConfig
 
+    @property
+    def from_api(self) -> bool:
+        """Written through the API (a client's config), not by the operator on disk."""
+        return written_by_api(self.text)
+
     def to_json(self) -> dict[str, Any]:
         """LlamaFarm's `Project` shape: namespace, name, config (as written, unexpanded)."""
         return {"namespace": self.namespace, "name": self.name, "config": raw_mapping(self.text)}
@@ -73,8 +83,9 @@ class ProjectStore:
     """The projects under one FARMHAND_HOME. Stateless apart from the files: two stores
     over the same home (two server processes, a restart) see the same projects."""
 
-    def __init__(self, home: Path) -> None:
+    def __init__(self, home: Path, policy: RequestPolicy | None = None) -> None:
         self.root = home / "projects"
+        self.policy = policy or RequestPolicy()
 
     # Reading
 
@@ -104,8 +115,12 @@ class ProjectStore:
                 f' POST /v1/projects/{namespace} and a body of {{"name": "{name}"}}',
                 code="project_not_found",
             ) from None
-        config = parse_config(text, _source(namespace, name), base_dir=path.parent)
+        config = self._parse(text, _source(namespace, name), path.parent)
         return Project(namespace, name, path, text, config)
+
+    def _parse(self, text: str, source: str, base: Path) -> FarmhandConfig:
+        outside = OutsideRules(self.policy.allowed_dirs) if written_by_api(text) else None
+        return parse_config(text, source, base_dir=base, outside=outside)
 
     def path(self, namespace: str, name: str) -> Path:
         folder = self.root / check_name(namespace, "namespace") / check_name(name, "project")
@@ -146,7 +161,7 @@ class ProjectStore:
             self.get(namespace, name)  # the 404
         text = path.read_text(encoding="utf-8")
         try:
-            config = parse_config(text, _source(namespace, name), base_dir=path.parent)
+            config = self._parse(text, _source(namespace, name), path.parent)
         except ConfigError:
             config = FarmhandConfig(name=name, namespace=namespace)  # deleting a broken one
         shutil.rmtree(path.parent)
@@ -169,8 +184,8 @@ class ProjectStore:
                 "config must be a mapping (the farmhand.yaml keys) or YAML text",
                 param="config",
             )
-        _check_env_references(text, source)
-        parsed = parse_config(text, source, base_dir=base)
+        text = text if text.endswith("\n") else text + "\n"
+        parsed = self._parse(text + API_MARKER + "\n", source, base)
         raw = raw_mapping(text)
         for key, expected in (("name", name), ("namespace", namespace)):
             value = raw.get(key)
@@ -180,13 +195,29 @@ class ProjectStore:
                     f"{source}:{line}: {key}: {value!r} does not match the {key} in the URL"
                     f" ({expected!r}); leave it out or make it {expected!r}"
                 )
-        _check_servers(parsed, source, text)
+        self._check_servers(parsed, source, text)
         missing = "".join(
             f"{key}: '{value}'\n"  # quoted: "1.0" is a name, not a number
             for key, value in (("name", name), ("namespace", namespace))
             if key not in raw
         )
-        return missing + text if missing else text
+        return missing + text + API_MARKER + "\n"
+
+    def _check_servers(self, config: FarmhandConfig, source: str, text: str) -> None:
+        """A client's MCP servers meet the request policy, as a request's own would."""
+        problems = []
+        for i, server in enumerate(config.mcp.servers):
+            try:
+                self.policy.admit(server)
+            except (PolicyError, ConfigError) as exc:
+                problems.append(f"{format_path(('mcp', 'servers', i))}: {exc}")
+        if problems:
+            line = _key_line(text, "mcp")
+            raise PolicyError("\n".join(f"{source}:{line}: {p}" for p in problems))
+
+
+def written_by_api(text: str) -> bool:
+    return API_MARKER in text.splitlines()
 
 
 def check_name(value: str, what: str) -> str:
@@ -211,9 +242,17 @@ def raw_mapping(text: str) -> dict[str, Any]:
 
 def state_for(state: ServerState, project: Project) -> ServerState:
     """The server's state with the project's config: same pool, provider cache (keyed by
-    model config), task store and home, so a project chat costs no more than any other."""
+    model config), task store and home, so a project chat costs no more than any other.
+    The operator's `server:` section stays (a project cannot loosen the server's rules),
+    and a project written through the API counts as a client's config."""
     state.task_store()  # opened here, so the copy shares it rather than opening its own
-    return dataclasses.replace(state, config=project.config)
+    config = project.config.model_copy(update={"server": state.config.server})
+    return dataclasses.replace(state, config=config, outside_config=project.from_api)
+
+
+def store_for(state: ServerState) -> ProjectStore:
+    """The projects of the server's home, written and read under its request policy."""
+    return ProjectStore(state.home, state.policy)
 
 
 def _valid(name: str) -> bool:
@@ -229,38 +268,6 @@ def _key_line(text: str, key: str) -> int:
         if re.match(rf"^{re.escape(key)}\s*:", line):
             return number
     return 1
-
-
-def _check_env_references(text: str, source: str) -> None:
-    """`${env:VAR}` would hand a client the server's environment (an API key sent to a
-    base_url of its choosing), so only the operator's own files may use it."""
-    for number, line in enumerate(text.splitlines(), 1):
-        if "${env:" in line:
-            raise ConfigError(
-                f"{source}:{number}: ${{env:...}} is not accepted in a project written through"
-                " the API (it would read the server's environment); write the value itself,"
-                " or put the reference in the file on disk"
-            )
-
-
-def _check_servers(config: FarmhandConfig, source: str, text: str) -> None:
-    """Stdio servers from a client's config meet the rules for servers from requests."""
-    problems = []
-    for i, server in enumerate(config.mcp.servers):
-        where = format_path(("mcp", "servers", i))
-        if server.allow_unsafe_command:
-            problems.append(
-                f"{where}.allow_unsafe_command: can only be set in a config file the operator"
-                " edits, not in a project written through the API"
-            )
-            continue
-        try:
-            validate_command(server, from_request=True)
-        except ConfigError as exc:
-            problems.append(f"{where}: {exc}")
-    if problems:
-        line = _key_line(text, "mcp")
-        raise ConfigError("\n".join(f"{source}:{line}: {p}" for p in problems))
 
 
 def _write_temp(path: Path, text: str) -> Path:

@@ -31,7 +31,7 @@ from farmhand.server.chat import run_chat
 from farmhand.server.errors import RequestError, error_response
 from farmhand.server.json_body import json_object
 from farmhand.server.openai_request import parse_chat
-from farmhand.server.projects import ProjectStore, state_for
+from farmhand.server.projects import ProjectStore, state_for, store_for
 from farmhand.server.state import ServerState
 
 PREFIX = "/v1/projects"
@@ -54,7 +54,7 @@ def _state(request: Request) -> ServerState:
 
 
 def _store(request: Request) -> ProjectStore:
-    return ProjectStore(_state(request).home)
+    return store_for(_state(request))
 
 
 def _where(request: Request) -> tuple[str, str]:

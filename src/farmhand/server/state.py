@@ -17,6 +17,8 @@ from farmhand.providers.base import Provider
 from farmhand.runtime.session import build_provider
 from farmhand.server.errors import UnknownModelError
 from farmhand.server.tasks import TaskStore
+from farmhand.toolsets.mcp.definitions import load_definitions
+from farmhand.toolsets.mcp.policy import KnownServers, RequestPolicy, known_servers
 from farmhand.toolsets.mcp.pool import MCPPool
 
 ProviderFactory = Callable[[ModelConfig], Provider]
@@ -35,6 +37,9 @@ class ServerState:
     api_keys: frozenset[str] = frozenset()
     # Every chat's task record (SQLite under `home`), opened on first use by `task_store()`.
     tasks: TaskStore | None = None
+    outside_config: bool = False
+    """The config came from a client (a project written through the API), not the operator:
+    its MCP servers are held to the request policy like a request's own."""
     _providers: dict[str, Provider] = field(default_factory=dict)
     _loading: anyio.Lock = field(default_factory=anyio.Lock)
 
@@ -47,6 +52,16 @@ class ServerState:
             if name and name not in self.model_names():
                 raise UnknownModelError(str(exc)) from None
             raise
+
+    @property
+    def policy(self) -> RequestPolicy:
+        """The operator's rules for servers and folders from requests (`server:`)."""
+        return RequestPolicy.from_config(self.config.server)
+
+    def known_servers(self) -> KnownServers:
+        """The servers a request may name: the config's and the definitions file's."""
+        configured = [] if self.outside_config else self.config.mcp.servers
+        return known_servers(configured, load_definitions())
 
     def model_names(self) -> list[str]:
         """The names a request may use as `model`."""

@@ -103,24 +103,6 @@ def test_refused_before_anything_starts() -> None:
         MCPToolset.from_config(server("bash", "-c", "true"))
 
 
-def test_servers_from_requests_may_not_carry_shell_metacharacters() -> None:
-    validate_command(server("mcp-server-time", "--local-timezone", "UTC"), from_request=True)
-    for arg in ["a; rm -rf ~", "$(id)", "`id`", "x | nc host 1", "a && b", "> /etc/passwd"]:
-        with pytest.raises(ConfigError, match="shell metacharacters"):
-            validate_command(server("mcp-server-time", arg), from_request=True)
-    validate_command(server("mcp-server-time", "a; b"))  # the user's own config may
-
-
-def test_path_arguments_are_confined_to_the_allowed_directories(tmp_path: Path) -> None:
-    inside = tmp_path / "project"
-    inside.mkdir()
-    ok = server("mcp-server-filesystem", str(inside), f"--root={inside}/sub")
-    validate_command(ok, from_request=True, allowed_dirs=[tmp_path])
-    for arg in ["/etc", f"{inside}/../../..", "~/.ssh", "--root=/"]:
-        with pytest.raises(ConfigError, match="outside the allowed directories"):
-            validate_command(server("mcp-server-filesystem", arg), allowed_dirs=[tmp_path])
-
-
 def test_messages_show_a_server_url_without_its_credentials() -> None:
     server = McpServerConfig(
         name="remote", transport="http", base_url="https://me:pw@mcp.example.com:8443/mcp?key=k"

@@ -7,9 +7,8 @@ and entering or leaving it changes nothing.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from contextlib import AsyncExitStack
-from pathlib import Path
 from typing import Any
 
 import anyio
@@ -70,12 +69,9 @@ class MCPToolset:
         *,
         call_timeout: float = 30.0,
         connect_timeout: float = 60.0,
-        from_request: bool = False,
-        allowed_dirs: Sequence[Path] | None = None,
     ) -> MCPToolset:
-        """A toolset for a configured server; see `security.validate_command` for the checks
-        `from_request` and `allowed_dirs` add."""
-        target = server_target(server, from_request=from_request, allowed_dirs=allowed_dirs)
+        """A toolset for one server, connected on `async with`."""
+        target = server_target(server)
         return cls(
             server.name,
             target,
@@ -169,8 +165,10 @@ class MCPToolset:
         async with connection.session() as client:
             try:
                 with anyio.fail_after(limit):
-                    result = await client.call_tool(name, arguments)
+                    async with connection.call_slots:
+                        result = await client.call_tool(name, arguments)
             except TimeoutError:
+                connection.call_timed_out(client)
                 return ToolOutput(
                     f"{self.name}:{name} did not answer within {limit:g} s and was cancelled;"
                     " try a smaller request, or another tool",

@@ -30,6 +30,9 @@ log = logging.getLogger(__name__)
 TOOLS_TTL = 300.0
 """Seconds a tool list is trusted before it is fetched again."""
 MAX_BACKOFF = 30.0
+TIMEOUTS_BEFORE_RESTART = 3
+"""Consecutive calls that time out before the session is restarted (its process group
+killed): a server whose workers are all stuck never answers again by itself."""
 
 
 class _Attempt:
@@ -53,6 +56,8 @@ class ServerConnection:
         connect_timeout: float = 60.0,
         idle_timeout: float | None = None,
         mode: str = "auto",
+        max_concurrent_calls: int | None = None,
+        timeouts_before_restart: int = TIMEOUTS_BEFORE_RESTART,
     ) -> None:
         self.name = name
         self.mode = mode
@@ -63,6 +68,11 @@ class ServerConnection:
         self.failures = 0
         """Consecutive crashes or failed starts; reset by a successful call."""
         self.restarts = 0
+        self.timeouts = 0
+        """Consecutive calls that timed out; reset by a call that answered."""
+        self.timeouts_before_restart = timeouts_before_restart
+        self.call_slots = anyio.Semaphore(max_concurrent_calls or 1_000_000)
+        """Calls in flight at once; a caller waits for a slot within its own timeout."""
         self.protocol_version: str | None = None
         """The revision the last session negotiated, e.g. 2025-11-25 or 2026-07-28."""
         self._client: Client | None = None
@@ -196,6 +206,14 @@ class ServerConnection:
     def connected(self) -> bool:
         return self._client is not None and not self._down.is_set()
 
+    @property
+    def busy(self) -> bool:
+        return self._busy > 0
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
     @asynccontextmanager
     async def session(self) -> AsyncIterator[Client]:
         """The live Client, connecting first if needed; counts as use (for the idle timer)."""
@@ -242,6 +260,20 @@ class ServerConnection:
 
     def call_succeeded(self) -> None:
         self.failures = 0
+        self.timeouts = 0
+
+    def call_timed_out(self, client: Client) -> None:
+        """Count a call that did not answer in time; after `timeouts_before_restart` in a
+        row the session is ended, so the next call starts the server afresh."""
+        self.timeouts += 1
+        if self.timeouts >= self.timeouts_before_restart:
+            log.warning(
+                "MCP server %s: %d calls in a row timed out; restarting it",
+                self.name,
+                self.timeouts,
+            )
+            self.timeouts = 0
+            self.mark_broken(client)
 
     async def tools(self, timeout: float) -> list[types.Tool]:
         """The server's tools, cached for TOOLS_TTL and refreshed when the server says so."""

@@ -3,16 +3,15 @@
 A server is a program farmhand starts on the user's machine, so it gets only the environment
 it needs (never the API keys in farmhand's own), and commands that are shells, privilege
 escalation, deletion or raw network tools are refused unless the config says
-`allow_unsafe_command: true`. Servers started from an API request are held to more: no shell
-metacharacters in their arguments, and path arguments inside the allowed directories.
+`allow_unsafe_command: true`. Servers that come from API requests are held to an allowlist
+instead (`policy.RequestPolicy`), before they reach this module.
 """
 
 from __future__ import annotations
 
 import os
-import re
 import shutil
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 
 from farmhand.config.models import McpServerConfig
@@ -41,10 +40,6 @@ UNSAFE_COMMANDS = {
     **dict.fromkeys(("curl", "wget", "nc", "ncat", "netcat", "socat"), "a raw network tool"),
 }
 
-# Characters a shell would interpret; a server started from a request must not carry them
-# (it is not run through a shell, but its own scripts may pass arguments to one).
-SHELL_METACHARACTERS = re.compile(r"[;&|`$<>(){}\[\]*?!~#\\\"'\n\r\t\x00]")
-
 
 def server_environment(
     configured: Mapping[str, str], parent: Mapping[str, str] | None = None
@@ -61,46 +56,18 @@ def server_environment(
     return inherited | dict(configured)
 
 
-def validate_command(
-    server: McpServerConfig,
-    *,
-    from_request: bool = False,
-    allowed_dirs: Sequence[Path] | None = None,
-) -> None:
-    """Refuse a stdio server whose command or arguments are unsafe; raise ConfigError.
-
-    `from_request`: the server comes from an API request, not the user's own config, so its
-    arguments may not contain shell metacharacters. `allowed_dirs`: path arguments must lie
-    inside one of these directories.
-    """
-    if server.transport != "stdio" or server.command is None:
+def validate_command(server: McpServerConfig) -> None:
+    """Refuse a stdio server of the operator's config whose command is a shell, privilege
+    escalation, deletion or a raw network tool, unless it says `allow_unsafe_command`."""
+    if server.transport != "stdio" or server.command is None or server.allow_unsafe_command:
         return
-    if not server.allow_unsafe_command:
-        for name in _command_names(server.command):
-            if name in UNSAFE_COMMANDS:
-                raise ConfigError(
-                    f"MCP server {server.name!r}: refusing to run {server.command!r}, which is"
-                    f" {UNSAFE_COMMANDS[name]}; run the server's own program instead, or set"
-                    " `allow_unsafe_command: true` on this server if you trust it"
-                )
-    if from_request:
-        for arg in server.args:
-            if SHELL_METACHARACTERS.search(arg):
-                raise ConfigError(
-                    f"MCP server {server.name!r}: argument {arg!r} contains shell metacharacters,"
-                    " which servers started from an API request may not use; define the server"
-                    " in the config file instead"
-                )
-    if allowed_dirs is not None:
-        roots = [Path(d).expanduser().resolve() for d in allowed_dirs]
-        for arg in server.args:
-            path = _path_in(arg)
-            if path is not None and not any(path.is_relative_to(root) for root in roots):
-                allowed = ", ".join(str(r) for r in roots) or "none"
-                raise ConfigError(
-                    f"MCP server {server.name!r}: path argument {arg!r} is outside the allowed"
-                    f" directories ({allowed}); use a path inside them"
-                )
+    for name in _command_names(server.command):
+        if name in UNSAFE_COMMANDS:
+            raise ConfigError(
+                f"MCP server {server.name!r}: refusing to run {server.command!r}, which is"
+                f" {UNSAFE_COMMANDS[name]}; run the server's own program instead, or set"
+                " `allow_unsafe_command: true` on this server if you trust it"
+            )
 
 
 def _command_names(command: str) -> set[str]:
@@ -113,11 +80,3 @@ def _command_names(command: str) -> set[str]:
 def _bare(command: str) -> str:
     name = Path(command).name.lower()
     return name.removesuffix(".exe")
-
-
-def _path_in(arg: str) -> Path | None:
-    """The path an argument names (`/x`, `./x`, `~/x`, `--root=/x`), resolved; else None."""
-    value = arg.split("=", 1)[1] if arg.startswith("-") and "=" in arg else arg
-    if value.startswith(("/", "./", "../", "~")) or value in (".", ".."):
-        return Path(value).expanduser().resolve()
-    return None

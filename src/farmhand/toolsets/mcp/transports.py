@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import os
 import shlex
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from types import TracebackType
 from typing import Any, Protocol, Self
 from urllib.parse import urlsplit, urlunsplit
@@ -41,15 +40,10 @@ class ServerTarget:
     stderr: StderrLog | None = None
 
 
-def server_target(
-    server: McpServerConfig,
-    *,
-    from_request: bool = False,
-    allowed_dirs: Sequence[Path] | None = None,
-) -> ServerTarget:
-    """The target for a configured server; unsafe commands raise ConfigError."""
+def server_target(server: McpServerConfig) -> ServerTarget:
+    """The target for a server; unsafe commands raise ConfigError."""
     if server.transport == "stdio":
-        return _stdio_target(server, from_request=from_request, allowed_dirs=allowed_dirs)
+        return _stdio_target(server)
     assert server.base_url is not None  # the config validator requires it for http and sse
     url, headers = server.base_url, dict(server.headers)
     if server.transport == "sse":
@@ -65,11 +59,9 @@ def _shown(url: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
-def _stdio_target(
-    server: McpServerConfig, *, from_request: bool, allowed_dirs: Sequence[Path] | None
-) -> ServerTarget:
+def _stdio_target(server: McpServerConfig) -> ServerTarget:
     assert server.command is not None  # the config validator requires it for stdio
-    validate_command(server, from_request=from_request, allowed_dirs=allowed_dirs)
+    validate_command(server)
     params = StdioServerParameters(
         command=resolve_command(server.command),
         args=list(server.args),

@@ -1,0 +1,286 @@
+"""What a server that comes from outside the operator's config may be: one policy, applied
+before anything is started, read or reached.
+
+Servers come from outside the config in an HTTP request's `mcp_servers` (any dialect), as a
+request's `tools_path`, and in a project written through the API. The rules are allowlists,
+set by the operator in `server:` (see `config.models.ServerConfig`):
+
+- A request may always name a server the operator defined (`mcp.servers`, the definitions
+  file) by name; that server runs exactly as the operator wrote it.
+- A stdio server is refused unless `request_servers.stdio` is on, and then only when its
+  command is one of `request_servers.launchers` (compared as resolved files, so a renamed
+  or linked `env` is not `npx`), without inline-code flags (`-c`, `-e`, `--eval`, ...) or
+  shell metacharacters, with path arguments inside `allowed_dirs`, and with `env` names that
+  cannot change how a program loads.
+- An http/sse server is refused unless its host is in `request_servers.http_hosts`.
+- A folder (`tools_path`) must lie inside `allowed_dirs`, after symlinks and `..` resolve.
+
+A refusal is a PolicyError (403) naming the switch that would allow it; a malformed request
+(a missing command, a path that is not a folder) is a ConfigError (400).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from farmhand.config.models import McpServerConfig, ServerConfig
+from farmhand.errors import ConfigError, PolicyError, ToolServerError
+from farmhand.toolsets.mcp.definitions import ServerDefinition
+
+ServerRequest = McpServerConfig | str
+"""A server as a request brings it: a whole definition, or the name of the operator's."""
+KnownServers = Mapping[str, McpServerConfig | ServerDefinition]
+"""The operator's servers by name, which a request may name."""
+
+# Flags with which an interpreter or launcher runs code given on its command line.
+INLINE_CODE_FLAGS = frozenset(
+    {
+        "-c", "-e", "-p", "-r", "-x", "--eval", "--print", "--require", "--import",
+        "--loader", "--experimental-loader", "--call", "--command", "--exec", "--node-options",
+        "--interactive", "-i",
+    }
+)  # fmt: skip
+# Single-dash clusters such as `-Bc` (python) or `-pe` (node, perl) hide those flags too.
+_INLINE_IN_CLUSTER = re.compile(r"^-[A-Za-z]*[cepri]")
+SHELL_METACHARACTERS = re.compile(r"[;&|`$<>(){}\[\]*?!~#\\\"'\n\r\t\x00]")
+# Secrets a request may hand its server without the operator naming them.
+SECRET_NAME = re.compile(r"^[A-Z][A-Z0-9_]*_(API_KEY|TOKEN|SECRET)$")
+# Variables that change how a program is loaded or what it runs, whoever lists them.
+LOADER_NAMES = frozenset(
+    {
+        "PATH", "HOME", "SHELL", "ENV", "IFS", "PS4", "TMPDIR", "BASH_ENV", "CDPATH",
+        "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "NODE_OPTIONS", "NODE_PATH",
+    }
+)  # fmt: skip
+LOADER_PREFIXES = (
+    "LD_", "DYLD_", "NODE_", "NPM_CONFIG_", "PYTHON", "PERL5", "PERLLIB", "RUBY", "JAVA_",
+    "_JAVA_", "BASH_FUNC", "GCONV", "LOCPATH", "MALLOC_", "GLIBC_", "GIT_", "UV_", "PIP_",
+    "SSL_", "CURL_", "REQUESTS_CA", "XDG_",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class RequestPolicy:
+    """The operator's rules for servers and folders that come from requests."""
+
+    stdio: bool = False
+    launchers: tuple[str, ...] = ()
+    env_names: frozenset[str] = frozenset()
+    http_hosts: tuple[str, ...] = ()
+    allowed_dirs: tuple[Path, ...] = ()
+    allow_writes: bool = False
+    max_servers: int = 10
+
+    @classmethod
+    def from_config(cls, server: ServerConfig) -> RequestPolicy:
+        rules = server.request_servers
+        return cls(
+            stdio=rules.stdio,
+            launchers=tuple(rules.launchers),
+            env_names=frozenset(rules.env),
+            http_hosts=tuple(h.strip().lower() for h in rules.http_hosts if h.strip()),
+            allowed_dirs=tuple(Path(d).expanduser().resolve() for d in server.allowed_dirs),
+            allow_writes=rules.allow_writes,
+            max_servers=rules.max_per_request,
+        )
+
+    # --- folders --------------------------------------------------------------------------
+
+    def admit_dir(self, value: str | Path, what: str = "tools_path") -> Path:
+        """The folder, resolved, if it lies inside an allowed directory."""
+        if not self.allowed_dirs:
+            raise PolicyError(
+                f"{what} is refused: this server lets no request choose a folder; the operator"
+                " can allow folders with server.allowed_dirs"
+            )
+        path = Path(value).expanduser().resolve()
+        if not any(path.is_relative_to(root) for root in self.allowed_dirs):
+            raise PolicyError(
+                f"{what} {str(value)!r} is outside the folders requests may use"
+                f" ({', '.join(str(r) for r in self.allowed_dirs)}); use a folder inside them"
+            )
+        if not path.is_dir():
+            raise ConfigError(f"{what} {str(value)!r} is not a folder; name an existing folder")
+        return path
+
+    # --- servers --------------------------------------------------------------------------
+
+    def admit_servers(
+        self,
+        requested: Sequence[ServerRequest],
+        known: KnownServers,
+        *,
+        folder: Path | None = None,
+        param: str = "mcp_servers",
+    ) -> tuple[list[McpServerConfig], list[McpServerConfig]]:
+        """The servers a request may use: (the operator's, named by the request; those the
+        request brought, admitted). `known`: the operator's servers by name; `folder`: the
+        request's admitted tools_path, for a named definition that needs one."""
+        if len(requested) > self.max_servers:
+            raise PolicyError(
+                f"{param} holds {len(requested)} servers; this server allows at most"
+                f" {self.max_servers} per request (server.request_servers.max_per_request)"
+            )
+        named: list[McpServerConfig] = []
+        brought: list[McpServerConfig] = []
+        for item in requested:
+            if isinstance(item, str):
+                named.append(_named(item, known, folder, param))
+            else:
+                brought.append(self.admit(item))
+        return named, brought
+
+    def admit(self, server: McpServerConfig) -> McpServerConfig:
+        """`server` if a request may start it; PolicyError (or ConfigError) otherwise."""
+        if server.allow_unsafe_command:
+            raise PolicyError(
+                f"MCP server {server.name!r}: allow_unsafe_command can only be set in the"
+                " operator's config file"
+            )
+        if server.transport == "stdio":
+            self._admit_stdio(server)
+        else:
+            self._admit_url(server)
+        return server
+
+    def _admit_stdio(self, server: McpServerConfig) -> None:
+        assert server.command is not None  # the config model requires it for stdio
+        if not self.stdio:
+            raise PolicyError(
+                f"MCP server {server.name!r}: requests may not start programs on this server;"
+                " name a server the operator defined instead, or the operator turns on"
+                " server.request_servers.stdio and lists its launchers"
+            )
+        resolved = _resolve(server.command, server.name)
+        allowed = {os.path.realpath(p) for p in _resolved_launchers(self.launchers)}
+        if os.path.realpath(resolved) not in allowed:
+            listed = ", ".join(self.launchers) or "none"
+            raise PolicyError(
+                f"MCP server {server.name!r}: {server.command!r} is not a launcher requests may"
+                f" use (server.request_servers.launchers: {listed})"
+            )
+        for arg in server.args:
+            flag = arg.split("=", 1)[0]
+            if flag in INLINE_CODE_FLAGS or (
+                not arg.startswith("--") and _INLINE_IN_CLUSTER.match(arg)
+            ):
+                raise PolicyError(
+                    f"MCP server {server.name!r}: argument {arg!r} would run code written in"
+                    " the request; define the server in the config file instead"
+                )
+            if SHELL_METACHARACTERS.search(arg):
+                raise PolicyError(
+                    f"MCP server {server.name!r}: argument {arg!r} contains shell"
+                    " metacharacters, which servers from requests may not use"
+                )
+            path = _path_in(arg)
+            if path is not None:
+                self._admit_path_argument(path, arg, server.name)
+        for name in server.env:
+            self._admit_env(name, server.name)
+
+    def _admit_path_argument(self, path: Path, arg: str, server: str) -> None:
+        if not any(path.is_relative_to(root) for root in self.allowed_dirs):
+            allowed = ", ".join(str(r) for r in self.allowed_dirs) or "none"
+            raise PolicyError(
+                f"MCP server {server!r}: path argument {arg!r} is outside the folders requests"
+                f" may use (server.allowed_dirs: {allowed})"
+            )
+
+    def _admit_env(self, name: str, server: str) -> None:
+        upper = name.upper()
+        loads = upper in LOADER_NAMES or upper.startswith(LOADER_PREFIXES)
+        if loads or not (name in self.env_names or SECRET_NAME.match(name)):
+            why = (
+                "it changes how programs load"
+                if loads
+                else "only names ending in _API_KEY, _TOKEN or _SECRET, or those in"
+                " server.request_servers.env, are allowed"
+            )
+            raise PolicyError(f"MCP server {server!r}: env {name!r} is refused: {why}")
+
+    def _admit_url(self, server: McpServerConfig) -> None:
+        assert server.base_url is not None  # the config model requires it for http and sse
+        parts = urlsplit(server.base_url)
+        host = (parts.hostname or "").lower()
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        if not any(_host_matches(entry, host, port) for entry in self.http_hosts):
+            listed = ", ".join(self.http_hosts) or "none"
+            raise PolicyError(
+                f"MCP server {server.name!r}: requests may not connect to {host!r}"
+                f" (server.request_servers.http_hosts: {listed})"
+            )
+
+
+def known_servers(
+    configured: Iterable[McpServerConfig], definitions: Iterable[ServerDefinition]
+) -> dict[str, McpServerConfig | ServerDefinition]:
+    """The operator's servers by name; the config's win over definitions of the same name."""
+    known: dict[str, McpServerConfig | ServerDefinition] = {d.name: d for d in definitions}
+    known.update((s.name, s) for s in configured)
+    return known
+
+
+def _named(
+    name: str,
+    known: KnownServers,
+    folder: Path | None,
+    param: str,
+) -> McpServerConfig:
+    found = known.get(name)
+    if found is None:
+        raise ConfigError(
+            f"{param}: no server named {name!r} is defined on this server; defined:"
+            f" {', '.join(sorted(known)) or 'none'}"
+        )
+    if isinstance(found, McpServerConfig):
+        return found
+    if found.requires_path and folder is None:
+        raise ConfigError(f"{param}: server {name!r} works on a folder; send tools_path too")
+    try:
+        return found.to_config(folder)
+    except ToolServerError as exc:
+        raise ConfigError(str(exc)) from None
+
+
+def _resolve(command: str, server: str) -> str:
+    found = command if os.sep in command else shutil.which(command)
+    if found is None or not os.path.isfile(found):
+        raise ConfigError(
+            f"MCP server {server!r}: command {command!r} was not found on this server;"
+            " check its name"
+        )
+    return found
+
+
+def _resolved_launchers(launchers: Iterable[str]) -> list[str]:
+    return [found for name in launchers if (found := shutil.which(name)) is not None]
+
+
+def _host_matches(entry: str, host: str, port: int) -> bool:
+    name, _, entry_port = entry.partition(":") if not entry.startswith("[") else (entry, "", "")
+    if entry_port and entry_port != str(port):
+        return False
+    if name.startswith("*."):
+        return host.endswith(name[1:])
+    return host == name
+
+
+def _path_in(arg: str) -> Path | None:
+    """The path an argument names, resolved; else None. A path is what looks like one
+    (`/x`, `./x`, `~/x`, `--root=/x`, anything with a `..` step) or what exists as one
+    relative to the working directory (`etc` when that is `/`)."""
+    value = arg.split("=", 1)[1] if arg.startswith("-") and "=" in arg else arg
+    if not value:
+        return None
+    steps = value.replace("\\", "/").split("/")
+    looks_like_path = value.startswith(("/", "~", ".")) or ".." in steps
+    if looks_like_path or Path(value).exists():
+        return Path(value).expanduser().resolve()
+    return None
