@@ -35,6 +35,7 @@ class EchoModel:
 
     def __init__(self) -> None:
         self.turns: list[Sequence[Message]] = []
+        self.tools: list[list[str]] = []  # the tool names each turn was offered
 
     async def stream(
         self,
@@ -43,6 +44,7 @@ class EchoModel:
         settings: GenerationSettings,
     ) -> AsyncIterator[StreamEvent]:
         self.turns.append(messages)
+        self.tools.append([t.name for t in tools])
         yield TextDelta("ok")
         yield Finish("stop")
 

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import os
 import shlex
+import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from types import TracebackType
 from typing import Any, Protocol, Self
 from urllib.parse import urlsplit, urlunsplit
@@ -62,9 +64,10 @@ def _shown(url: str) -> str:
 def _stdio_target(server: McpServerConfig) -> ServerTarget:
     assert server.command is not None  # the config validator requires it for stdio
     validate_command(server)
+    command, args = reaped(resolve_command(server.command), list(server.args))
     params = StdioServerParameters(
-        command=resolve_command(server.command),
-        args=list(server.args),
+        command=command,
+        args=args,
         env=server_environment(server.env),
         cwd=os.getcwd(),
     )
@@ -74,6 +77,17 @@ def _stdio_target(server: McpServerConfig) -> ServerTarget:
         shlex.join([server.command, *server.args]),
         stderr,
     )
+
+
+REAPER = Path(__file__).with_name("reaper.py")
+
+
+def reaped(command: str, args: list[str]) -> tuple[str, list[str]]:
+    """On Linux, the server runs under `reaper.py`, so what it starts dies with farmhand
+    (even on SIGKILL) and with its session; elsewhere it runs as it is."""
+    if sys.platform != "linux":
+        return command, args
+    return sys.executable, ["-I", "-S", str(REAPER), "--", command, *args]
 
 
 class ReceiveStream(Protocol):

@@ -62,6 +62,14 @@ def spawn_child() -> str:
     return str(child.pid)
 
 
+@server.tool()
+def spawn_detached() -> str:
+    """Start a long-lived child in a session of its own (as a daemon would) and return its
+    pid: no process-group kill reaches it."""
+    child = subprocess.Popen(["sleep", "300"], stdin=subprocess.DEVNULL, start_new_session=True)
+    return str(child.pid)
+
+
 @server.tool(annotations=READ_ONLY)
 def env(name: str) -> str:
     """The value of an environment variable in the server, or '<unset>'."""
