@@ -39,7 +39,8 @@ def serve(
     allowed_host: Annotated[
         list[str] | None,
         typer.Option(
-            help="A Host name clients use to reach /mcp besides loopback (repeatable);"
+            help="A Host name clients use to reach the API besides loopback (repeatable;"
+            " also server.allowed_hosts);"
             " --host is allowed already when it is a name or address other than 0.0.0.0/::.",
         ),
     ] = None,
