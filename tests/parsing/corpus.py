@@ -10,7 +10,7 @@ from typing import Any
 
 from farmhand.messages import StreamEvent
 from farmhand.parsing.base import ParsedMessage, ParserOptions
-from farmhand.parsing.registry import FAMILIES, detect_family, family_class, parser_for
+from farmhand.parsing.registry import FAMILIES, detect_family, parser_for
 
 CORPUS = Path(__file__).parents[3] / "shared" / "corpora" / "llamacpp"
 
@@ -99,17 +99,23 @@ def template_text(template: str) -> str:
     raise FileNotFoundError(template)
 
 
-def _prefill(family: str, generation_prompt: str) -> str:
+def _prefill(family: str, generation_prompt: str, template: str | None = None) -> str:
     """The part of the generation prompt after the assistant header; a prompt without one
     (Mistral, Firefunction, Command R here) is all reply."""
-    starts = family_class(family).assistant_start
+    starts = type(parser_for(template, None, None, family=family)).assistant_start
     found = [generation_prompt.rfind(s) + len(s) for s in starts if s in generation_prompt]
     return generation_prompt[max(found) :] if found else generation_prompt
 
 
-def parse(case: Case, *, chunk_size: int | None = None) -> ParsedMessage:
-    parser = parser_for(None, None, None, family=case.family, options=case.options)
-    text = _prefill(case.family, case.generation_prompt) + case.raw
+def parse(
+    case: Case, *, chunk_size: int | None = None, derived_only: bool = False
+) -> ParsedMessage:
+    """Parse the row with its detected family; with `derived_only`, with the parser derived
+    from its template whatever the family (the family modules switched off)."""
+    family = "auto" if derived_only else case.family
+    template = template_text(case.template) if case.template else None
+    parser = parser_for(template, None, None, family=family, options=case.options)
+    text = _prefill(family, case.generation_prompt, template) + case.raw
     events: list[StreamEvent] = []
     size = chunk_size or max(1, len(text))
     for start in range(0, len(text), size):

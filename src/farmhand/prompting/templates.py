@@ -69,11 +69,34 @@ def render_chat_template(
     add_generation_prompt: bool = True,
     **extra: Any,
 ) -> str:
+    return render_template_dicts(
+        source,
+        [message_to_template_dict(m) for m in messages],
+        [t.to_openai() for t in tools] or None,
+        bos_token=bos_token,
+        eos_token=eos_token,
+        add_generation_prompt=add_generation_prompt,
+        **extra,
+    )
+
+
+def render_template_dicts(
+    source: str,
+    messages: Sequence[dict[str, Any]],
+    tools: Sequence[dict[str, Any]] | None,
+    *,
+    bos_token: str = "",
+    eos_token: str = "",
+    add_generation_prompt: bool = True,
+    **extra: Any,
+) -> str:
+    """Render messages and tools already in the OpenAI-like dicts templates read (fields the
+    Message model does not carry, such as `reasoning_content`, included)."""
     try:
         template = _compile(source)
         return template.render(
-            messages=[message_to_template_dict(m) for m in messages],
-            tools=[t.to_openai() for t in tools] or None,
+            messages=list(messages),
+            tools=list(tools) if tools else None,
             bos_token=bos_token,
             eos_token=eos_token,
             add_generation_prompt=add_generation_prompt,

@@ -1,0 +1,372 @@
+"""The parser a `Derived` description drives: text, then runs of calls in one of three shapes.
+
+A run of calls opens with the section's or a call's opening marker (matched token by token,
+any whitespace between tokens); each call is then read as its shape says: a JSON object
+(`json_call`), a name and JSON arguments (`tag_json_args`), or a name and one tag per
+argument (`tag_per_arg`, values typed by the tool's schema). After a call its closing
+markers are taken if written, and another call may follow. Markup that turns out not to
+open a call is text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from functools import lru_cache
+from typing import Any, ClassVar
+
+from farmhand.messages import ToolCall
+from farmhand.parsing.base import CursorParser, ParserOptions
+from farmhand.parsing.broken import call_from_arguments_text, cut_off, unreadable
+from farmhand.parsing.derived.analysis import Derived, analyze
+from farmhand.parsing.derived.json_call import JsonCallReader
+from farmhand.parsing.derived.markers import is_special, tokens
+from farmhand.parsing.derived.values import typed_value
+from farmhand.parsing.scan import WHITESPACE, JsonScanner, compact_json, find_near
+
+_SPACE_STOPS = (" ", "\n", "\t", "\r")
+
+
+class DerivedParser(CursorParser):
+    """Reads the tool calls of a template no family module knows, as `derived` describes.
+
+    A subclass per template sets `derived` (and the reasoning tags and assistant header the
+    analysis found); see `registry.derived_class`.
+    """
+
+    family = "auto"
+    derived: ClassVar[Derived] = Derived("no_calls", "no template was analysed")
+
+    def __init__(
+        self, known_names: Collection[str] | None = None, *, options: ParserOptions | None = None
+    ) -> None:
+        super().__init__(known_names, options=options)
+        d = self.derived
+        self._section = tokens(d.section_start)
+        self._call = tokens(d.call_start)
+        self._call_end = tokens(d.call_end)
+        self._section_end = tokens(d.section_end)
+        bare = d.shape == "json_call" and not self._section and not self._call
+        triggers = [t[0] for t in (self._section, self._call) if t] + (["{"] if bare else [])
+        self._triggers = tuple(triggers) if d.in_scope else ()
+        self._dropped = tuple(m for m in (d.content_start, d.content_end) if m)
+        self._mode = "text"
+        self._pending: tuple[str, ...] = ()  # opener tokens still to match
+        self._opened_at = 0  # where the opener being matched starts
+        self._name = ""
+        self._id = ""
+        self._args: JsonScanner | None = None
+        self._object: JsonCallReader | None = None
+        self._values: dict[str, Any] = {}
+        self._key = ""
+        self._in_array = False
+
+    # Text, and what opens a run of calls.
+
+    def _in_text(self, final: bool) -> bool:
+        marker = self._text_to_marker(self._triggers + self._dropped, final)
+        if marker is None:
+            return False
+        if marker in self._dropped:
+            return True
+        self._opened_at = self._at - len(marker)
+        if marker == "{":
+            self._at -= 1
+            self._open_call(bare=True)
+        elif self._section and marker == self._section[0]:
+            self._pending = self._section[1:] + self._call
+        else:
+            self._pending = self._call[1:]
+        if marker != "{":
+            self._mode = "open"
+        return True
+
+    def _in_open(self, final: bool) -> bool:
+        matched = self._match(self._pending, final)
+        if matched is None:
+            return False
+        if not matched:
+            # Not an opener after all: its first token is text.
+            self._at = self._opened_at
+            self._text_to(self._opened_at + len(self.buf[self._opened_at :][:1]))
+            self._mode = "text"
+            return True
+        self._open_call(bare=False)
+        return True
+
+    def _open_call(self, *, bare: bool) -> None:
+        self._name, self._id, self._values = "", "", {}
+        if self.derived.shape == "json_call":
+            self._mode = "json_start"
+            self._bare = bare
+        else:
+            self._mode = "name"
+
+    def _match(self, wanted: tuple[str, ...], final: bool) -> bool | None:
+        """Match `wanted` tokens at the cursor (whitespace between them free): True and
+        step past them, False if the text is something else, None while it may still be."""
+        at = self._at
+        for token in wanted:
+            while at < len(self.buf) and self.buf[at] in WHITESPACE:
+                at += 1
+            if self.buf.startswith(token, at):
+                at += len(token)
+            elif not final and token.startswith(self.buf[at:]):
+                return None
+            else:
+                return False
+        self._at = at
+        return True
+
+    # After a call: its closing markers if written, then another call or the run's end.
+
+    def _in_close(self, final: bool) -> bool:
+        for wanted in (self._call_end,):
+            if wanted and self._match(wanted, final) is None:
+                return False
+        if not self._skip_whitespace() and not final:
+            return False
+        if self._call and self._match(self._call, final) is None:
+            return False
+        if self._call and self.buf.startswith(self._call[0], self._at):
+            self._opened_at = self._at
+            self._pending = self._call
+            self._mode = "open"
+            return True
+        if self._section_end and self._match(self._section_end, final) is None:
+            return False
+        self._mode = "after"
+        return True
+
+    # A call's name and header (tag shapes).
+
+    def _name_stops(self) -> tuple[str, ...]:
+        d = self.derived
+        marks = (d.name_end, d.args_start, d.id_start, d.key_start, d.call_end, d.section_end)
+        return tuple(tokens(m)[0] for m in marks if m) + ("{",) + _SPACE_STOPS
+
+    def _in_name(self, final: bool) -> bool:
+        if not self._name and not self._skip_whitespace():
+            return False
+        body = self._read_to_stop(self._name_stops(), final)
+        if body is None:
+            return False
+        self._name = body.strip(WHITESPACE)
+        if not self._name:
+            self._call_done(unreadable(None, self.buf[self._opened_at : self._at], "a name"))
+            self._mode = "after"
+            return True
+        self._call_started(self._name)
+        self._mode = "header" if self.derived.shape == "tag_json_args" else "arg"
+        self._header_from = self._at
+        return True
+
+    def _in_header(self, final: bool) -> bool:
+        """Between the name and the JSON arguments: an id, or markers to step over."""
+        d = self.derived
+        stops = ("{", *(tokens(m)[0] for m in (d.call_end, d.section_end) if m))
+        found = find_near(self.buf, stops, self._at)
+        if found is None:
+            if final:
+                self._call_done(cut_off(self._name, self.buf[self._header_from :]))
+                self._at = len(self.buf)
+                self._mode = "text"
+            return False
+        header = self.buf[self._header_from : found[0]]
+        self._id = self._header_id(header)
+        self._at = found[0]
+        if found[1] != "{":
+            error = f"after the name {self._name} the arguments must follow as a JSON object"
+            self._call_done(ToolCall(self._name, {}, parse_error=error))
+            self._mode = "close"
+            return True
+        self._args = JsonScanner()
+        self._mode = "json_args"
+        return True
+
+    def _header_id(self, header: str) -> str:
+        d = self.derived
+        if d.id_start and d.id_start in header:
+            rest = header.split(d.id_start, 1)[1]
+            return rest.split(d.id_end, 1)[0].strip(WHITESPACE) if d.id_end else rest.strip()
+        if d.header_is_id:
+            head = tokens(d.call_start)
+            prefix = head[-1] if head and not is_special(head[-1]) else ""
+            own = header.split(d.args_start, 1)[0] if d.args_start else header
+            return prefix + self._name + own.strip(WHITESPACE)
+        return ""
+
+    def _in_json_args(self, final: bool) -> bool:
+        scanner = self._args
+        assert scanner is not None
+        end = scanner.feed(self.buf[self._at :])
+        if scanner.invalid:
+            end = 0
+        self._at = len(self.buf) if end is None else self._at + end
+        self._call_progress(scanner)
+        if end is None:
+            if final:
+                self._call_done(cut_off(self._name, scanner.raw))
+                self._mode = "text"
+            return False
+        call = call_from_arguments_text(self._name, scanner.raw, "a JSON object")
+        self._finish_call(call)
+        return True
+
+    def _finish_call(self, call: ToolCall) -> None:
+        if self._id and not call.parse_error:
+            call = ToolCall(call.name, call.arguments, id=self._id)
+        self._call_done(call)
+        self._mode = "close"
+
+    # One tag per argument.
+
+    def _in_arg(self, final: bool) -> bool:
+        d = self.derived
+        if not self._skip_whitespace() and not final:
+            return False
+        name_end = tokens(d.name_end)
+        if name_end and self._match(name_end, final) is None:
+            return False
+        if not self._skip_whitespace() and not final:
+            return False
+        opened = self._match(tokens(d.key_start), final)
+        if opened is None:
+            return False
+        if opened:
+            self._mode = "key"
+            return True
+        ended = self._match(self._call_end[:1], final) if self._call_end else False
+        if ended is None:
+            return False
+        if ended:
+            self._at -= len(self._call_end[0])
+        elif not final and self.buf[self._at :]:
+            ended = True  # something else follows: the call ends here
+        if final and not ended:
+            self._call_done(cut_off(self._name, compact_json(self._values)))
+            self._mode = "text"
+            return False
+        self._finish_call(ToolCall(self._name, dict(self._values)))
+        return True
+
+    def _in_key(self, final: bool) -> bool:
+        d = self.derived
+        key_end = tokens(d.key_end)
+        body = self._read_to_stop(key_end[:1] or _SPACE_STOPS, final)
+        if body is None:
+            return False
+        self._key = body.strip(WHITESPACE)
+        if d.value_start:
+            found = find_near(self.buf, (d.value_start,), self._at)
+            if found is None:
+                if final:
+                    self._call_done(cut_off(self._name, compact_json(self._values)))
+                    self._mode = "text"
+                return False
+            self._at = found[0] + len(d.value_start)
+        else:
+            matched = self._match(key_end, final)
+            if matched is None:
+                return False
+        self._mode = "value"
+        return True
+
+    def _in_value(self, final: bool) -> bool:
+        stop = tokens(self.derived.value_end)[:1]
+        body = self._read_to_stop(stop, final) if stop else None
+        if body is None:
+            return False
+        if not self.buf.startswith(stop[0], self._at):
+            self._call_done(cut_off(self._name, compact_json(self._values)))
+            self._mode = "text"
+            return False
+        self._at += len(stop[0])
+        self._values[self._key] = typed_value(body, self._schema_type(self._key))
+        self._call_progress(compact_json(self._values)[:-1])
+        self._mode = "arg"
+        return True
+
+    def _schema_type(self, key: str) -> Any:
+        schemas = self.options.tool_schemas or {}
+        properties = (schemas.get(self._name) or {}).get("properties") or {}
+        prop = properties.get(key)
+        return prop.get("type") if isinstance(prop, dict) else None
+
+    # A whole call as JSON.
+
+    def _in_json_start(self, final: bool) -> bool:
+        if not self._skip_whitespace():
+            if final:
+                self._call_done(unreadable(None, "", "a JSON call object"))
+            return False
+        char = self.buf[self._at]
+        if char == "[" and not self._in_array:
+            self._in_array = True
+            self._at += 1
+            return True
+        if char == "]" and self._in_array:
+            self._in_array = False
+            self._at += 1
+            self._mode = "close"
+            return True
+        if char == "," and self._in_array:
+            self._at += 1
+            return True
+        if char != "{":
+            if self._bare:
+                self._text_to(self._at + 1)
+                self._mode = "text"
+                return True
+            self._in_array = False
+            self._mode = "close"
+            return True
+        self._object = JsonCallReader(self.derived, self.options.known_names)
+        self._object_at = self._at
+        self._mode = "object"
+        return True
+
+    def _in_object(self, final: bool) -> bool:
+        reader = self._object
+        assert reader is not None
+        end = reader.feed(self.buf[self._at :])
+        self._at = len(self.buf) if end is None else self._at + end
+        if reader.name is not None and not self._bare:
+            self._call_started(reader.name, reader.call_id)
+            self._call_progress(reader)
+        if end is None:
+            if final:
+                if self._bare:
+                    self._call_dropped()
+                    self._text(reader.raw)
+                else:
+                    self._call_done(cut_off(reader.name, reader.raw))
+                self._mode = "text"
+            return False
+        call = reader.call()
+        if call is None and self._bare:
+            self._call_dropped()
+            self._text(reader.raw)
+            self._mode = "text"
+            return True
+        if self._bare and call is not None:
+            self._call_started(call.name, call.id)
+            self._call_progress(reader)
+        self._call_done(call or unreadable(reader.name, reader.raw, reader.expected))
+        self._mode = "json_start" if self._in_array else "close"
+        return True
+
+
+
+
+@lru_cache(maxsize=32)
+def derived_class(template: str) -> type[DerivedParser] | None:
+    """The parser class for `template`'s own format, or None when its shape is not one the
+    derived parser reads (cached per template text: the analysis renders it many times)."""
+    derived = analyze(template)
+    if not derived.in_scope:
+        return None
+    attributes: dict[str, Any] = {"derived": derived, "assistant_start": derived.assistant_start}
+    if derived.reasoning_end:
+        attributes["think_open"] = derived.reasoning_start
+        attributes["think_close"] = derived.reasoning_end
+    return type("TemplateDerivedParser", (DerivedParser,), attributes)
