@@ -19,7 +19,9 @@ from functools import lru_cache
 from typing import Any, Literal
 
 from farmhand.parsing.derived import probes as p
+from farmhand.parsing.scan import WHITESPACE
 from farmhand.parsing.derived.markers import (
+    common_suffix,
     is_special,
     shared_end,
     shared_start,
@@ -310,11 +312,16 @@ def _per_arg(
     number_at = number.find(str(p.NUMBER))
     if number_at > 0:
         other = number[number.find(p.KEY_A) + len(p.KEY_A) : number_at]
+        key_end_full = key_end
         if other != key_end:
             # The markup between key and value depends on the value's type
             # (`string="true">` / `string="false">`): the key ends where the two first
             # differ, the value starts after what they share at the end.
-            key_end, value_start = shared_start(key_end, other), shared_end(key_end, other)
+            # (The value's start is a tag's tail, `">`, so it is not cut to whole tokens.)
+            key_end = shared_start(key_end, other)
+            value_start = other[len(other) - common_suffix(key_end_full, other) :].lstrip(
+                "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"
+            )
     markers = {
         "value_end_raw": value_end,
         "key_start": key_start,
@@ -395,7 +402,8 @@ def _assistant_start(renders: p.Probes, reasoning: tuple[str, str]) -> tuple[str
     start, end = reasoning
     if start and start in header:
         header = header[: header.index(start)]
-    starts = [header] if header.strip() else []
+    header = header.rstrip(WHITESPACE)  # the prompt may end before the whitespace
+    starts = [header] if header else []
     plain = renders.prompt_plain
     if plain is not None and end:
         plain_generation = plain[len(shared_start(history, plain)) :]

@@ -51,7 +51,7 @@ class DerivedParser(CursorParser):
         self._dropped = tuple(m for m in (d.content_start, d.content_end) if m)
         self._mode = "text"
         self._pending: tuple[str, ...] = ()  # opener tokens still to match
-        self._opened_at = 0  # where the opener being matched starts
+        self._anchor: int | None = None  # kept in the buffer: where an opener or header starts
         self._name = ""
         self._id = ""
         self._args: JsonScanner | None = None
@@ -59,6 +59,16 @@ class DerivedParser(CursorParser):
         self._values: dict[str, Any] = {}
         self._key = ""
         self._in_array = False
+
+    def _advance(self, final: bool) -> None:
+        # As CursorParser, but what an opener or a header being read started with is kept:
+        # `_anchor` is where (an offset into `self.buf`).
+        self._run_modes(final)
+        keep = self._at if self._anchor is None else min(self._at, self._anchor)
+        self.buf = self.buf[keep:]
+        self._at -= keep
+        if self._anchor is not None:
+            self._anchor -= keep
 
     # Text, and what opens a run of calls.
 
@@ -68,16 +78,16 @@ class DerivedParser(CursorParser):
             return False
         if marker in self._dropped:
             return True
-        self._opened_at = self._at - len(marker)
         if marker == "{":
             self._at -= 1
             self._open_call(bare=True)
-        elif self._section and marker == self._section[0]:
+            return True
+        self._anchor = self._at - len(marker)
+        if self._section and marker == self._section[0]:
             self._pending = self._section[1:] + self._call
         else:
             self._pending = self._call[1:]
-        if marker != "{":
-            self._mode = "open"
+        self._mode = "open"
         return True
 
     def _in_open(self, final: bool) -> bool:
@@ -86,10 +96,12 @@ class DerivedParser(CursorParser):
             return False
         if not matched:
             # Not an opener after all: its first token is text.
-            self._at = self._opened_at
-            self._text_to(self._opened_at + len(self.buf[self._opened_at :][:1]))
+            assert self._anchor is not None
+            self._at, self._anchor = self._anchor, None
+            self._text_to(self._at + 1)
             self._mode = "text"
             return True
+        self._anchor = None
         self._open_call(bare=False)
         return True
 
@@ -120,18 +132,17 @@ class DerivedParser(CursorParser):
     # After a call: its closing markers if written, then another call or the run's end.
 
     def _in_close(self, final: bool) -> bool:
-        for wanted in (self._call_end,):
-            if wanted and self._match(wanted, final) is None:
-                return False
+        if self._call_end and self._match(self._call_end, final) is None:
+            return False
         if not self._skip_whitespace() and not final:
             return False
-        if self._call and self._match(self._call, final) is None:
-            return False
-        if self._call and self.buf.startswith(self._call[0], self._at):
-            self._opened_at = self._at
-            self._pending = self._call
-            self._mode = "open"
-            return True
+        if self._call:
+            opened = self._match(self._call, final)
+            if opened is None:
+                return False
+            if opened:
+                self._open_call(bare=False)
+                return True
         if self._section_end and self._match(self._section_end, final) is None:
             return False
         self._mode = "after"
@@ -152,12 +163,14 @@ class DerivedParser(CursorParser):
             return False
         self._name = body.strip(WHITESPACE)
         if not self._name:
-            self._call_done(unreadable(None, self.buf[self._opened_at : self._at], "a name"))
+            self._call_done(unreadable(None, body, "a name"))
             self._mode = "after"
             return True
         self._call_started(self._name)
-        self._mode = "header" if self.derived.shape == "tag_json_args" else "arg"
-        self._header_from = self._at
+        if self.derived.shape == "tag_json_args":
+            self._mode, self._anchor = "header", self._at
+        else:
+            self._mode = "arg"
         return True
 
     def _in_header(self, final: bool) -> bool:
@@ -167,11 +180,13 @@ class DerivedParser(CursorParser):
         found = find_near(self.buf, stops, self._at)
         if found is None:
             if final:
-                self._call_done(cut_off(self._name, self.buf[self._header_from :]))
+                self._call_done(cut_off(self._name, self.buf[self._anchor :]))
+                self._anchor = None
                 self._at = len(self.buf)
                 self._mode = "text"
             return False
-        header = self.buf[self._header_from : found[0]]
+        header = self.buf[self._anchor : found[0]]
+        self._anchor = None
         self._id = self._header_id(header)
         self._at = found[0]
         if found[1] != "{":
@@ -256,6 +271,11 @@ class DerivedParser(CursorParser):
         if body is None:
             return False
         self._key = body.strip(WHITESPACE)
+        self._mode = "value_open"
+        return True
+
+    def _in_value_open(self, final: bool) -> bool:
+        d = self.derived
         if d.value_start:
             found = find_near(self.buf, (d.value_start,), self._at)
             if found is None:
@@ -264,10 +284,8 @@ class DerivedParser(CursorParser):
                     self._mode = "text"
                 return False
             self._at = found[0] + len(d.value_start)
-        else:
-            matched = self._match(key_end, final)
-            if matched is None:
-                return False
+        elif self._match(tokens(d.key_end), final) is None:
+            return False
         self._mode = "value"
         return True
 
