@@ -335,8 +335,10 @@ def _per_arg(
 def _reasoning(renders: p.Probes) -> tuple[str, str]:
     """The tags around reasoning, from content rendered with and without it; else from the
     generation prompt with thinking on and off."""
-    if renders.reasoning is not None and renders.content is not None:
-        diff = split(renders.content, renders.reasoning)
+    for rendered in (renders.reasoning, renders.reasoning_blocks):
+        if rendered is None or renders.content is None:
+            continue
+        diff = split(renders.content, rendered)
         at = diff.right.find(p.REASONING)
         if at >= 0:
             start, end = strip(diff.right[:at]), strip(diff.right[at + len(p.REASONING) :])
@@ -348,7 +350,7 @@ def _reasoning(renders: p.Probes) -> tuple[str, str]:
                 empty = before[-1] + after[0]
                 if empty in "".join(tokens(renders.content)):
                     start, end = before[-1], after[0]
-            if end:
+            if end and _looks_like_tags(start, end):
                 return start, end
     if renders.prompt_thinking is not None and renders.prompt_plain is not None:
         diff = split(renders.prompt_thinking, renders.prompt_plain)
@@ -356,6 +358,12 @@ def _reasoning(renders: p.Probes) -> tuple[str, str]:
         if opened and len(closed) == 1 and is_special(opened[-1]) and is_special(closed[0]):
             return opened[-1], closed[0]
     return "", ""
+
+
+def _looks_like_tags(start: str, end: str) -> bool:
+    """Reasoning markers are short and hold nothing else a probe wrote (a template that
+    prints the content blocks as data shows them to the model, no tags)."""
+    return len(start) <= 40 and len(end) <= 40 and p.CONTENT not in start + end
 
 
 def _strip_reasoning(text: str, reasoning: tuple[str, str]) -> str:
@@ -378,12 +386,12 @@ def _content(renders: p.Probes, header: str, reasoning: tuple[str, str]) -> tupl
     if at < 0 or not turn.startswith(header):
         return "", ""
     start = strip(_strip_reasoning(turn[len(header) : at], reasoning))
-    end_tokens = tokens(turn[at + len(p.CONTENT) :])
-    # The first token after the content closes it only if it is the content's own (the
-    # turn's end is written after a call too).
-    end = ""
-    if start and end_tokens and renders.one_call is not None and end_tokens[0] not in renders.one_call:
-        end = end_tokens[0]
+    # What follows the content and not the calls closes it (the turn's end follows both).
+    tail = turn[at + len(p.CONTENT) :]
+    if renders.one_call is not None:
+        shared = split(renders.content, renders.one_call).suffix
+        tail = tail[: len(tail) - len(shared)] if tail.endswith(shared) else tail
+    end = (tokens(tail) or ("",))[0] if start else ""
     return start, end
 
 

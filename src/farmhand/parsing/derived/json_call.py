@@ -20,20 +20,26 @@ from farmhand.parsing.derived.analysis import Derived
 from farmhand.parsing.reader import CallObjectReader
 
 _STRING = r'"(?:[^"\\]|\\.)*"'
-# A key and a scalar value written before the name (`"tool_call_id": "0",`).
-_OTHER_FIELD = rf'\s*{_STRING}\s*:\s*(?:{_STRING}|[-\w.]+)\s*,'
+# A key and a scalar value written before the name or the arguments (`"tool_call_id": "0"`).
+_FIELD = rf"\s*{_STRING}\s*:\s*(?:{_STRING}|[-\w.]+)"
 
 
 @lru_cache(maxsize=32)
-def _head_patterns(name_key: str, args_key: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
-    """Patterns for the object's head up to the end of the name, and up to the colon
-    before the arguments."""
+def _head_patterns(
+    name_key: str, args_key: str, id_key: str
+) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """Patterns for the object's head up to the end of the name (and its id, written
+    before it), and up to the colon before the arguments."""
     if not name_key:
         name = re.compile(rf'\s*\{{\s*"(?P<name>(?:[^"\\]|\\.)*)"')
         return name, re.compile(rf"{name.pattern}\s*:")
     key, args = re.escape(json.dumps(name_key)), re.escape(json.dumps(args_key))
-    name = re.compile(rf'\s*\{{(?:{_OTHER_FIELD})*?\s*{key}\s*:\s*"(?P<name>(?:[^"\\]|\\.)*)"')
-    return name, re.compile(rf"{name.pattern}(?:\s*,{_OTHER_FIELD[:-2]})*?\s*,\s*{args}\s*:")
+    fields = rf"{_FIELD}\s*,"
+    if id_key:
+        call_id = re.escape(json.dumps(id_key))
+        fields = rf'\s*{call_id}\s*:\s*"(?P<id>(?:[^"\\]|\\.)*)"\s*,|{fields}'
+    name = re.compile(rf'\s*\{{(?:{fields})*?\s*{key}\s*:\s*"(?P<name>(?:[^"\\]|\\.)*)"')
+    return name, re.compile(rf"{name.pattern}(?:\s*,{_FIELD})*?\s*,\s*{args}\s*:")
 
 
 class JsonCallReader:
@@ -43,7 +49,9 @@ class JsonCallReader:
     def __init__(self, derived: Derived, known_names: Collection[str] | None) -> None:
         self._derived = derived
         self._known = known_names
-        name_re, args_re = _head_patterns(derived.name_key, derived.args_key or derived.name_key)
+        name_re, args_re = _head_patterns(
+            derived.name_key, derived.args_key, derived.id_key
+        )
         self._reader = CallObjectReader(name_re, args_re)
         keys = f'"{derived.name_key}": NAME, "{derived.args_key}": {{...}}'
         self.expected = "{" + (keys if derived.name_key else '"NAME": {...}') + "}"

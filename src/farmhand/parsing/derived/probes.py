@@ -55,6 +55,7 @@ class Probes:
     two_args: str | None
     number: str | None  # one call whose value is a number
     reasoning: str | None  # content with reasoning_content, thinking enabled
+    reasoning_blocks: str | None  # the same as content blocks (Mistral's "thinking" chunk)
     prompt_thinking: str | None  # generation prompt, thinking enabled
     prompt_plain: str | None  # generation prompt, thinking disabled
     history: str | None  # the user turn alone, no generation prompt
@@ -68,7 +69,7 @@ def _call(name: str, call_id: str, arguments: Mapping[str, Any]) -> dict[str, An
     }
 
 
-def _assistant(content: str = "", *calls: dict[str, Any], **extra: Any) -> dict[str, Any]:
+def _assistant(content: str | list[dict[str, str]] = "", *calls: dict[str, Any], **extra: Any) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": content, **extra}
     if calls:
         message["tool_calls"] = list(calls)
@@ -120,6 +121,13 @@ def render_probes(template: str) -> Probes:
         number=_render(template, _assistant("", _call(NAME_A, ID_A, {KEY_A: NUMBER}))),
         reasoning=_render(
             template, _assistant(CONTENT, reasoning_content=REASONING), enable_thinking=True
+        ),
+        reasoning_blocks=_render(
+            template,
+            _assistant(
+                [{"type": "thinking", "thinking": REASONING}, {"type": "text", "text": CONTENT}]
+            ),
+            enable_thinking=True,
         ),
         prompt_thinking=_render(template, None, enable_thinking=True),
         prompt_plain=_render(template, None, enable_thinking=False),
