@@ -31,6 +31,7 @@ from farmhand.parsing.derived.markers import (
 )
 
 Shape = Literal["json_call", "tag_json_args", "tag_per_arg", "no_calls", "other"]
+_ARG_MARKERS = ("key_start", "key_end", "value_start", "value_end")
 IN_SCOPE: tuple[Shape, ...] = ("json_call", "tag_json_args", "tag_per_arg")
 
 
@@ -69,6 +70,9 @@ class Derived:
     key_end: str = ""
     value_start: str = ""
     value_end: str = ""
+    # The whitespace the template writes around a value, which is not part of it.
+    value_lead: str = ""
+    value_trail: str = ""
 
     @property
     def in_scope(self) -> bool:
@@ -236,7 +240,9 @@ def _tagged(renders: p.Probes, base: str, first: str, common: dict[str, Any]) ->
         id_start=strip(id_start),
         id_end=strip(id_end),
         header_is_id=header_is_id,
-        **{k: strip(v) for k, v in per_arg.items() if k != "value_end_raw"},
+        **{k: strip(v) for k, v in per_arg.items() if k in _ARG_MARKERS},
+        value_lead=per_arg.get("value_lead", ""),
+        value_trail=per_arg.get("value_trail", ""),
         **common,
     )
 
@@ -323,6 +329,8 @@ def _per_arg(
                 "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"
             )
     markers = {
+        "value_lead": _trailing_space(key_end),
+        "value_trail": value_end[: len(value_end) - len(value_end.lstrip(WHITESPACE))],
         "value_end_raw": value_end,
         "key_start": key_start,
         "key_end": key_end,
@@ -335,10 +343,15 @@ def _per_arg(
 def _reasoning(renders: p.Probes) -> tuple[str, str]:
     """The tags around reasoning, from content rendered with and without it; else from the
     generation prompt with thinking on and off."""
-    for rendered in (renders.reasoning, renders.reasoning_blocks):
-        if rendered is None or renders.content is None:
+    pairs = (
+        (renders.content, renders.reasoning),
+        (renders.content, renders.reasoning_blocks),
+        (renders.one_call, renders.call_reasoning),  # a template that writes it with calls only
+    )
+    for plain, rendered in pairs:
+        if rendered is None or plain is None:
             continue
-        diff = split(renders.content, rendered)
+        diff = split(plain, rendered)
         at = diff.right.find(p.REASONING)
         if at >= 0:
             start, end = strip(diff.right[:at]), strip(diff.right[at + len(p.REASONING) :])
@@ -348,7 +361,7 @@ def _reasoning(renders: p.Probes) -> tuple[str, str]:
                 # Without reasoning the template writes an empty block (`<think></think>`),
                 # so the start tag is in what the two renders share.
                 empty = before[-1] + after[0]
-                if empty in "".join(tokens(renders.content)):
+                if empty in "".join(tokens(plain)):
                     start, end = before[-1], after[0]
             if end and _looks_like_tags(start, end):
                 return start, end
@@ -358,6 +371,10 @@ def _reasoning(renders: p.Probes) -> tuple[str, str]:
         if opened and len(closed) == 1 and is_special(opened[-1]) and is_special(closed[0]):
             return opened[-1], closed[0]
     return "", ""
+
+
+def _trailing_space(text: str) -> str:
+    return text[len(text.rstrip(WHITESPACE)) :]
 
 
 def _looks_like_tags(start: str, end: str) -> bool:

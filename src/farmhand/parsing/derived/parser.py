@@ -129,10 +129,21 @@ class DerivedParser(CursorParser):
         self._at = at
         return True
 
+    def _match_some(self, wanted: tuple[str, ...], final: bool) -> bool | None:
+        """Step past as many of `wanted` tokens as are written, in order (closing markers a
+        model may leave out); None while that cannot be told yet."""
+        for n in range(len(wanted), 0, -1):
+            matched = self._match(wanted[:n], final)
+            if matched is None:
+                return None
+            if matched:
+                return True
+        return False
+
     # After a call: its closing markers if written, then another call or the run's end.
 
     def _in_close(self, final: bool) -> bool:
-        if self._call_end and self._match(self._call_end, final) is None:
+        if self._call_end and self._match_some(self._call_end, final) is None:
             return False
         if not self._skip_whitespace() and not final:
             return False
@@ -143,7 +154,7 @@ class DerivedParser(CursorParser):
             if opened:
                 self._open_call(bare=False)
                 return True
-        if self._section_end and self._match(self._section_end, final) is None:
+        if self._section_end and self._match_some(self._section_end, final) is None:
             return False
         self._mode = "after"
         return True
@@ -299,7 +310,9 @@ class DerivedParser(CursorParser):
             self._mode = "text"
             return False
         self._at += len(stop[0])
-        self._values[self._key] = typed_value(body, self._schema_type(self._key))
+        d = self.derived
+        schema_type = self._schema_type(self._key)
+        self._values[self._key] = typed_value(body, schema_type, d.value_lead, d.value_trail)
         self._call_progress(compact_json(self._values)[:-1])
         self._mode = "arg"
         return True

@@ -56,6 +56,7 @@ class Probes:
     number: str | None  # one call whose value is a number
     reasoning: str | None  # content with reasoning_content, thinking enabled
     reasoning_blocks: str | None  # the same as content blocks (Mistral's "thinking" chunk)
+    call_reasoning: str | None  # one call with reasoning_content
     prompt_thinking: str | None  # generation prompt, thinking enabled
     prompt_plain: str | None  # generation prompt, thinking disabled
     history: str | None  # the user turn alone, no generation prompt
@@ -128,6 +129,9 @@ def render_probes(template: str) -> Probes:
                 [{"type": "thinking", "thinking": REASONING}, {"type": "text", "text": CONTENT}]
             ),
             enable_thinking=True,
+        ),
+        call_reasoning=_render(
+            template, _assistant("", one, reasoning_content=REASONING), enable_thinking=True
         ),
         prompt_thinking=_render(template, None, enable_thinking=True),
         prompt_plain=_render(template, None, enable_thinking=False),

@@ -1,9 +1,9 @@
 """Argument values written as bare text, typed by the tool's JSON Schema.
 
 `<parameter=n>5</parameter>` is the integer 5 when the schema says `n` is an integer, and
-the string "5" when it says string. A string keeps its text exactly, less the one newline
-templates write on each side of it; any other type is read as JSON, and stays text when it
-is not.
+the string "5" when it says string. A string keeps its text exactly, less the whitespace
+the template itself writes around values; any other type is read as JSON, and stays text
+when it is not.
 """
 
 from __future__ import annotations
@@ -13,12 +13,13 @@ from typing import Any
 from farmhand.parsing.scan import WHITESPACE, loads
 
 
-def typed_value(text: str, schema_type: Any) -> Any:
-    """The value `text` stands for, given its schema `type` (None: unknown)."""
-    if text.startswith("\n"):
-        text = text[1:]
-    if text.endswith("\n"):
-        text = text[:-1]
+def typed_value(text: str, schema_type: Any, lead: str = "", trail: str = "") -> Any:
+    """The value `text` stands for, given its schema `type` (None: unknown), less the
+    whitespace the template writes before (`lead`) and after it (`trail`)."""
+    if lead and text.startswith(lead):
+        text = text[len(lead) :]
+    if trail and text.endswith(trail):
+        text = text[: len(text) - len(trail)]
     types = schema_type if isinstance(schema_type, list) else [schema_type]
     if "string" in types:
         return text
