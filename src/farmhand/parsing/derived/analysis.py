@@ -93,7 +93,7 @@ def analyze(template: str) -> Derived:
         "content_end": content[1],
         "assistant_start": starts,
     }
-    base = renders.empty if renders.empty is not None else renders.content
+    base = renders.content if renders.content is not None else renders.empty
     if renders.one_call is None or base is None:
         return Derived("no_calls", "the template cannot render a tool call", **common)
     first = split(base, renders.one_call).right
