@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import datetime
 from functools import lru_cache
 from typing import Any
@@ -23,7 +23,14 @@ def _raise_exception(message: str) -> None:
 def _tojson(value: Any, indent: int | None = None, **_: Any) -> str:
     # Templates expect Python's json.dumps spacing and unescaped non-ASCII, not jinja's
     # HTML-safe default.
-    return json.dumps(value, ensure_ascii=False, indent=indent)
+    return json.dumps(value, ensure_ascii=False, indent=indent, default=_listed)
+
+
+def _listed(value: Any) -> list[Any]:
+    """What jinja's `map` and `select` give (a generator) is written as the list it yields."""
+    if isinstance(value, Iterator):
+        return list(value)
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
 def _strftime_now(fmt: str) -> str:

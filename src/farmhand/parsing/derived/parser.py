@@ -24,6 +24,7 @@ from farmhand.parsing.derived.values import typed_value
 from farmhand.parsing.scan import WHITESPACE, JsonScanner, compact_json, find_near
 
 _SPACE_STOPS = (" ", "\n", "\t", "\r")
+_CDATA, _CDATA_END = "<![CDATA[", "]]>"
 
 
 class DerivedParser(CursorParser):
@@ -59,6 +60,7 @@ class DerivedParser(CursorParser):
         self._values: dict[str, Any] = {}
         self._key = ""
         self._in_array = False
+        self._cdata = ""
 
     def _advance(self, final: bool) -> None:
         # As CursorParser, but what an opener or a header being read started with is kept:
@@ -186,9 +188,7 @@ class DerivedParser(CursorParser):
 
     def _in_header(self, final: bool) -> bool:
         """Between the name and the JSON arguments: an id, or markers to step over."""
-        d = self.derived
-        stops = ("{", *(tokens(m)[0] for m in (d.call_end, d.section_end) if m))
-        found = find_near(self.buf, stops, self._at)
+        found = find_near(self.buf, self._header_stops(), self._at)
         if found is None:
             if final:
                 self._call_done(cut_off(self._name, self.buf[self._anchor :]))
@@ -208,6 +208,14 @@ class DerivedParser(CursorParser):
         self._args = JsonScanner()
         self._mode = "json_args"
         return True
+
+    def _header_stops(self) -> tuple[str, ...]:
+        """What ends a header: the arguments' `{`, or a closing marker (one a header token
+        starts with, DeepSeek R1's ``` before ```json, is not)."""
+        d = self.derived
+        own = [t for m in (d.name_end, d.id_start, d.id_end, d.args_start) for t in tokens(m)]
+        closers = (tokens(m)[0] for m in (d.call_end, d.section_end) if m)
+        return ("{", *(c for c in closers if not any(t.startswith(c) for t in own)))
 
     def _header_id(self, header: str) -> str:
         d = self.derived
@@ -301,21 +309,47 @@ class DerivedParser(CursorParser):
         return True
 
     def _in_value(self, final: bool) -> bool:
+        if self._starts(_CDATA):
+            self._at += len(_CDATA)
+            self._mode = "cdata"
+            return True
+        if self._may_become(_CDATA) and not final and self._at < len(self.buf):
+            return False
         stop = tokens(self.derived.value_end)[:1]
         body = self._read_to_stop(stop, final) if stop else None
         if body is None:
             return False
-        if not self.buf.startswith(stop[0], self._at):
+        self._end_value(body, stop)
+        return True
+
+    def _in_cdata(self, final: bool) -> bool:
+        """An XML CDATA section: the value is its text, whatever markup it holds."""
+        body = self._read_to_stop((_CDATA_END,), final)
+        if body is None:
+            return False
+        self._at += len(_CDATA_END) if self._starts(_CDATA_END) else 0
+        self._cdata = body
+        self._mode = "value_close"
+        return True
+
+    def _in_value_close(self, final: bool) -> bool:
+        stop = tokens(self.derived.value_end)[:1]
+        if self._read_to_stop(stop, final) is None:
+            return False
+        self._end_value(self._cdata, stop)
+        return True
+
+    def _end_value(self, body: str, stop: tuple[str, ...]) -> None:
+        if not stop or not self._starts(stop[0]):
             self._call_done(cut_off(self._name, compact_json(self._values)))
             self._mode = "text"
-            return False
+            return
         self._at += len(stop[0])
         d = self.derived
         schema_type = self._schema_type(self._key)
         self._values[self._key] = typed_value(body, schema_type, d.value_lead, d.value_trail)
         self._call_progress(compact_json(self._values)[:-1])
         self._mode = "arg"
-        return True
 
     def _schema_type(self, key: str) -> Any:
         schemas = self.options.tool_schemas or {}
