@@ -78,16 +78,27 @@ def _assistant(content: str | list[dict[str, str]] = "", *calls: dict[str, Any],
 
 
 def _render(template: str, assistant: dict[str, Any] | None, **extra: Any) -> str | None:
-    """The render, or None if the template refuses it. Calls whose arguments are objects
-    are tried again with the arguments as JSON text, which some templates expect."""
-    text = _try_render(template, assistant, **extra)
-    if text is None and assistant is not None and assistant.get("tool_calls"):
-        as_text = [
-            {**c, "function": {**c["function"], "arguments": json.dumps(c["function"]["arguments"])}}
-            for c in assistant["tool_calls"]
-        ]
-        text = _try_render(template, {**assistant, "tool_calls": as_text}, **extra)
-    return text
+    """The render, or None if the template refuses it. A turn with calls is tried as
+    templates variously expect it: arguments as objects or as JSON text, content "" or
+    null; the first render that writes the call (its name once more than without it) wins."""
+    calls = assistant.get("tool_calls") if assistant is not None else None
+    if assistant is None or not calls:
+        return _try_render(template, assistant, **extra)
+    as_text = [
+        {**c, "function": {**c["function"], "arguments": json.dumps(c["function"]["arguments"])}}
+        for c in calls
+    ]
+    without = _try_render(template, {**assistant, "tool_calls": []}, **dict(extra)) or ""
+    first = None
+    for variant in (calls, as_text):
+        for content in (assistant["content"], assistant["content"] or None):
+            rendered = _try_render(
+                template, {**assistant, "content": content, "tool_calls": variant}, **dict(extra)
+            )
+            if rendered is not None and rendered.count(NAME_A) > without.count(NAME_A):
+                return rendered
+            first = first or rendered
+    return first
 
 
 def _try_render(template: str, assistant: dict[str, Any] | None, **extra: Any) -> str | None:
