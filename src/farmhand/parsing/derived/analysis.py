@@ -95,10 +95,13 @@ def analyze(template: str) -> Derived:
     }
     base = renders.content if renders.content is not None else renders.empty
     if renders.one_call is None or base is None:
-        return Derived("no_calls", "the template cannot render a tool call", **common)
+        why = p.call_render_error(template) or "it renders no assistant turn"
+        return Derived("no_calls", f"the template cannot render a tool call: {why}", **common)
     first = split(base, renders.one_call).right
     if p.NAME_A not in first:
-        return Derived("no_calls", "the template does not write the calls it is given", **common)
+        return Derived(
+            "no_calls", "the template does not write an assistant turn's tool calls", **common
+        )
     first = _strip_reasoning(_after_header(first, starts), reasoning)
     shared = [t for t in tokens(content[0]) if is_special(t) and t in first]
     if shared:
@@ -106,13 +109,6 @@ def analyze(template: str) -> Derived:
             "other",
             f"calls and content are channels of one message ({shared[0]!r} in both),"
             " as in Harmony",
-            **common,
-        )
-    if starts and strip(first) and strip(starts[0]) and strip(starts[0]).endswith(tokens(first)[0]):
-        return Derived(
-            "other",
-            f"the prompt opens every reply with the calls' marker {tokens(first)[0]!r}: the"
-            " first word says whether a call or text follows (Functionary v3.2's routing)",
             **common,
         )
     found = _json_holding(first, p.NAME_A)
@@ -222,7 +218,15 @@ def _tagged(renders: p.Probes, base: str, first: str, common: dict[str, Any]) ->
         call_end = shared_start(after, between)
         section_end = after[len(call_end) :]
     else:
-        second_header = None
+        between, second_header = "", None
+    opener = tokens(common["assistant_start"][0])[-1:] if common["assistant_start"] else ()
+    if not strip(before) and opener and strip(between).endswith(opener[0]):
+        return Derived(
+            "other",
+            f"the prompt opens every reply with the calls' marker {opener[0]!r}: the first"
+            " word says whether a call or text follows (Functionary v3.2's routing)",
+            **common,
+        )
     name_end, args_start, id_start, id_end, header_is_id = _header(header, second_header)
     if not strip(name_end) and not per_arg:
         return Derived("other", f"nothing ends the call's name: {first!r}", **common)

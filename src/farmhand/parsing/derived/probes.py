@@ -120,6 +120,17 @@ def _try_render(template: str, assistant: dict[str, Any] | None, **extra: Any) -
         return None
 
 
+def call_render_error(template: str) -> str:
+    """Why `template` refuses to render a turn with a call ("" if it does not)."""
+    call = _call(NAME_A, ID_A, {KEY_A: VALUE_A})
+    messages = [{"role": "user", "content": USER}, _assistant("", call)]
+    try:
+        render_template_dicts(template, messages, TOOLS, add_generation_prompt=False)
+    except Exception as exc:  # a template is code: any failure is its answer
+        return str(exc)
+    return ""
+
+
 def render_probes(template: str) -> Probes:
     """Render every probe of `template` (a probe the template cannot render is None)."""
     one = _call(NAME_A, ID_A, {KEY_A: VALUE_A})
