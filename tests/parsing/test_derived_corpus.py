@@ -34,7 +34,7 @@ OUT_OF_SCOPE: dict[str, tuple[Shape, str]] = {
     ),
     "google-gemma-4-31B-it.jinja": (
         "other",
-        "Gemma 4 writes arguments in its own object syntax with `<|\"|>` string quotes:"
+        'Gemma 4 writes arguments in its own object syntax with `<|"|>` string quotes:'
         " neither JSON nor a tag per argument",
     ),
     "meetkai-functionary-medium-v3.2.jinja": (

@@ -14,12 +14,11 @@ note that says what was seen.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any, Literal
 
 from farmhand.parsing.derived import probes as p
-from farmhand.parsing.scan import WHITESPACE
 from farmhand.parsing.derived.markers import (
     common_suffix,
     is_special,
@@ -29,9 +28,9 @@ from farmhand.parsing.derived.markers import (
     strip,
     tokens,
 )
+from farmhand.parsing.scan import WHITESPACE
 
 Shape = Literal["json_call", "tag_json_args", "tag_per_arg", "no_calls", "other"]
-_ARG_MARKERS = ("key_start", "key_end", "value_start", "value_end")
 IN_SCOPE: tuple[Shape, ...] = ("json_call", "tag_json_args", "tag_per_arg")
 
 
@@ -86,30 +85,36 @@ def analyze(template: str) -> Derived:
     reasoning = _reasoning(renders)
     starts = _assistant_start(renders, reasoning)
     content = _content(renders, starts[0] if starts else "", reasoning)
-    common = {
-        "reasoning_start": reasoning[0],
-        "reasoning_end": reasoning[1],
-        "content_start": content[0],
-        "content_end": content[1],
-        "assistant_start": starts,
-    }
+    common = Derived(
+        "no_calls",
+        "",
+        reasoning_start=reasoning[0],
+        reasoning_end=reasoning[1],
+        content_start=content[0],
+        content_end=content[1],
+        assistant_start=starts,
+    )
     base = renders.content if renders.content is not None else renders.empty
     if renders.one_call is None or base is None:
         why = p.call_render_error(template) or "it renders no assistant turn"
-        return Derived("no_calls", f"the template cannot render a tool call: {why}", **common)
+        return replace(
+            common, shape="no_calls", note=f"the template cannot render a tool call: {why}"
+        )
     first = split(base, renders.one_call).right
     if p.NAME_A not in first:
-        return Derived(
-            "no_calls", "the template does not write an assistant turn's tool calls", **common
+        return replace(
+            common,
+            shape="no_calls",
+            note="the template does not write an assistant turn's tool calls",
         )
     first = _strip_reasoning(_after_header(first, starts), reasoning)
     shared = [t for t in tokens(content[0]) if is_special(t) and t in first]
     if shared:
-        return Derived(
-            "other",
-            f"calls and content are channels of one message ({shared[0]!r} in both),"
+        return replace(
+            common,
+            shape="other",
+            note=f"calls and content are channels of one message ({shared[0]!r} in both),"
             " as in Harmony",
-            **common,
         )
     found = _json_holding(first, p.NAME_A)
     if found is not None:
@@ -158,20 +163,24 @@ def _holds(value: Any, needle: str) -> bool:
 
 
 def _json_call(
-    renders: p.Probes, first: str, found: tuple[int, int, Any], common: dict[str, Any]
+    renders: p.Probes, first: str, found: tuple[int, int, Any], common: Derived
 ) -> Derived:
     start, end, value = found
     array = isinstance(value, list)
     call = value[0] if array and value else value
     if not isinstance(call, dict):
-        return Derived("other", f"the call's JSON is not an object: {first!r}", **common)
+        return replace(common, shape="other", note=f"the call's JSON is not an object: {first!r}")
     if p.NAME_A in call:
         name_key, args_key = "", p.NAME_A
     else:
         name_key = next((k for k, v in call.items() if v == p.NAME_A), "")
         args_key = next((k for k, v in call.items() if _holds(v, p.VALUE_A)), "")
         if not name_key or not args_key:
-            return Derived("other", f"the call's JSON nests its name or arguments: {first!r}", **common)
+            return replace(
+                common,
+                shape="other",
+                note=f"the call's JSON nests its name or arguments: {first!r}",
+            )
     id_key = next((k for k, v in call.items() if v in (p.ID_A, "0", 0) and k != name_key), "")
     section_start, section_end = strip(first[:start]), strip(first[end:])
     call_start = call_end = ""
@@ -183,9 +192,10 @@ def _json_call(
             call_end, section_end = section_end, ""
     shape = "a JSON array of call objects" if array else "a JSON call object"
     keys = f"name in {name_key!r}" if name_key else "the name is the object's key"
-    return Derived(
-        "json_call",
-        f"each call is {shape} ({keys}, arguments in {args_key!r})",
+    return replace(
+        common,
+        shape="json_call",
+        note=f"each call is {shape} ({keys}, arguments in {args_key!r})",
         section_start=section_start,
         section_end=section_end,
         call_start=call_start,
@@ -194,18 +204,19 @@ def _json_call(
         name_key=name_key,
         args_key="" if not name_key else args_key,
         id_key=id_key,
-        **common,
     )
 
 
-def _tagged(renders: p.Probes, base: str, first: str, common: dict[str, Any]) -> Derived:
+def _tagged(renders: p.Probes, base: str, first: str, common: Derived) -> Derived:
     name_at = first.index(p.NAME_A)
     after_name = name_at + len(p.NAME_A)
     per_arg: dict[str, str] = {}
     if _json_holding(first, p.KEY_A, after_name) is None:
         found = _per_arg(renders, base, first, after_name)
         if found is None:
-            return Derived("other", f"neither JSON nor a tag per argument: {first!r}", **common)
+            return replace(
+                common, shape="other", note=f"neither JSON nor a tag per argument: {first!r}"
+            )
         per_arg = found
     header, args_end = _call_parts(first, name_at, p.NAME_A, per_arg)
     before, after = first[:name_at], first[args_end:]
@@ -219,22 +230,23 @@ def _tagged(renders: p.Probes, base: str, first: str, common: dict[str, Any]) ->
         section_end = after[len(call_end) :]
     else:
         between, second_header = "", None
-    opener = tokens(common["assistant_start"][0])[-1:] if common["assistant_start"] else ()
+    opener = tokens(common.assistant_start[0])[-1:] if common.assistant_start else ()
     if not strip(before) and opener and strip(between).endswith(opener[0]):
-        return Derived(
-            "other",
-            f"the prompt opens every reply with the calls' marker {opener[0]!r}: the first"
+        return replace(
+            common,
+            shape="other",
+            note=f"the prompt opens every reply with the calls' marker {opener[0]!r}: the first"
             " word says whether a call or text follows (Functionary v3.2's routing)",
-            **common,
         )
     name_end, args_start, id_start, id_end, header_is_id = _header(header, second_header)
     if not strip(name_end) and not per_arg:
-        return Derived("other", f"nothing ends the call's name: {first!r}", **common)
+        return replace(common, shape="other", note=f"nothing ends the call's name: {first!r}")
     shape: Shape = "tag_per_arg" if per_arg else "tag_json_args"
     what = "a tag per argument" if per_arg else "a tag, then the arguments as JSON"
-    return Derived(
-        shape,
-        f"each call is {what}",
+    return replace(
+        common,
+        shape=shape,
+        note=f"each call is {what}",
         section_start=strip(section_start),
         section_end=strip(section_end),
         call_start=strip(call_start),
@@ -244,10 +256,12 @@ def _tagged(renders: p.Probes, base: str, first: str, common: dict[str, Any]) ->
         id_start=strip(id_start),
         id_end=strip(id_end),
         header_is_id=header_is_id,
-        **{k: strip(v) for k, v in per_arg.items() if k in _ARG_MARKERS},
+        key_start=strip(per_arg.get("key_start", "")),
+        key_end=strip(per_arg.get("key_end", "")),
+        value_start=strip(per_arg.get("value_start", "")),
+        value_end=strip(per_arg.get("value_end", "")),
         value_lead=per_arg.get("value_lead", ""),
         value_trail=per_arg.get("value_trail", ""),
-        **common,
     )
 
 
@@ -267,9 +281,7 @@ def _call_parts(text: str, name_at: int, name: str, per_arg: dict[str, str]) -> 
     return header, value_end
 
 
-def _second_call(
-    renders: p.Probes, base: str, per_arg: dict[str, str]
-) -> tuple[str, str] | None:
+def _second_call(renders: p.Probes, base: str, per_arg: dict[str, str]) -> tuple[str, str] | None:
     """In the two-call render: the text between the first call's arguments and the second
     call's name, and the second call's header."""
     if renders.two_calls is None:
@@ -299,9 +311,7 @@ def _header(header: str, second: str | None) -> tuple[str, str, str, str, bool]:
     return header, "", "", "", False
 
 
-def _per_arg(
-    renders: p.Probes, base: str, first: str, after_name: int
-) -> dict[str, str] | None:
+def _per_arg(renders: p.Probes, base: str, first: str, after_name: int) -> dict[str, str] | None:
     """The per-argument markers (as rendered: `value_end_raw` keeps its whitespace)."""
     key_at = first.find(p.KEY_A, after_name)
     value_at = first.find(p.VALUE_A, key_at)

@@ -31,7 +31,7 @@ def _head_patterns(
     """Patterns for the object's head up to the end of the name (and its id, written
     before it), and up to the colon before the arguments."""
     if not name_key:
-        name = re.compile(rf'\s*\{{\s*"(?P<name>(?:[^"\\]|\\.)*)"')
+        name = re.compile(r'\s*\{\s*"(?P<name>(?:[^"\\]|\\.)*)"')
         return name, re.compile(rf"{name.pattern}\s*:")
     key, args = re.escape(json.dumps(name_key)), re.escape(json.dumps(args_key))
     fields = rf"{_FIELD}\s*,"
@@ -49,9 +49,7 @@ class JsonCallReader:
     def __init__(self, derived: Derived, known_names: Collection[str] | None) -> None:
         self._derived = derived
         self._known = known_names
-        name_re, args_re = _head_patterns(
-            derived.name_key, derived.args_key, derived.id_key
-        )
+        name_re, args_re = _head_patterns(derived.name_key, derived.args_key, derived.id_key)
         self._reader = CallObjectReader(name_re, args_re)
         keys = f'"{derived.name_key}": NAME, "{derived.args_key}": {{...}}'
         self.expected = "{" + (keys if derived.name_key else '"NAME": {...}') + "}"

@@ -58,9 +58,9 @@ def whole_suffix(text: str, n: int) -> int:
         first_close = text.find(closer, start)
         first_open = text.find(opener, start)
         inside = text[start:first_close]
-        if first_close >= 0 and (first_open < 0 or first_close < first_open):
-            if not _has_space(inside):
-                start = max(start, first_close + 1)
+        opens_first = first_open >= 0 and first_open < first_close
+        if first_close >= 0 and not opens_first and not _has_space(inside):
+            start = max(start, first_close + 1)
     return len(text) - start
 
 
@@ -70,7 +70,12 @@ def split(a: str, b: str) -> Split:
     a_rest, b_rest = a[head:], b[head:]
     tail = common_suffix(a_rest, b_rest)
     tail = min(whole_suffix(a_rest, tail), whole_suffix(b_rest, tail))
-    return Split(a[:head], a_rest[: len(a_rest) - tail], b_rest[: len(b_rest) - tail], a_rest[len(a_rest) - tail :])
+    return Split(
+        a[:head],
+        a_rest[: len(a_rest) - tail],
+        b_rest[: len(b_rest) - tail],
+        a_rest[len(a_rest) - tail :],
+    )
 
 
 def shared_start(a: str, b: str) -> str:

@@ -166,7 +166,7 @@ class DerivedParser(CursorParser):
     def _name_stops(self) -> tuple[str, ...]:
         d = self.derived
         marks = (d.name_end, d.args_start, d.id_start, d.key_start, d.call_end, d.section_end)
-        return tuple(tokens(m)[0] for m in marks if m) + ("{",) + _SPACE_STOPS
+        return (*tuple(tokens(m)[0] for m in marks if m), "{", *_SPACE_STOPS)
 
     def _in_name(self, final: bool) -> bool:
         if not self._name and not self._skip_whitespace():
@@ -419,8 +419,6 @@ class DerivedParser(CursorParser):
         self._call_done(call or unreadable(reader.name, reader.raw, reader.expected))
         self._mode = "json_start" if self._in_array else "close"
         return True
-
-
 
 
 @lru_cache(maxsize=32)

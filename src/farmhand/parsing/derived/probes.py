@@ -70,7 +70,9 @@ def _call(name: str, call_id: str, arguments: Mapping[str, Any]) -> dict[str, An
     }
 
 
-def _assistant(content: str | list[dict[str, str]] = "", *calls: dict[str, Any], **extra: Any) -> dict[str, Any]:
+def _assistant(
+    content: str | list[dict[str, str]] = "", *calls: dict[str, Any], **extra: Any
+) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": content, **extra}
     if calls:
         message["tool_calls"] = list(calls)
@@ -140,7 +142,9 @@ def render_probes(template: str) -> Probes:
         content=_render(template, _assistant(CONTENT)),
         one_call=_render(template, _assistant("", one)),
         two_calls=_render(template, _assistant("", one, two)),
-        two_args=_render(template, _assistant("", _call(NAME_A, ID_A, {KEY_A: VALUE_A, KEY_B: VALUE_B}))),
+        two_args=_render(
+            template, _assistant("", _call(NAME_A, ID_A, {KEY_A: VALUE_A, KEY_B: VALUE_B}))
+        ),
         number=_render(template, _assistant("", _call(NAME_A, ID_A, {KEY_A: NUMBER}))),
         reasoning=_render(
             template, _assistant(CONTENT, reasoning_content=REASONING), enable_thinking=True
