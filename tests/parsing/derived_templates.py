@@ -9,7 +9,9 @@ from __future__ import annotations
 _TURNS = """
 {%- for message in messages -%}
 <|{{ message.role }}|>
-{%- if message.reasoning_content -%}<|thought|>{{ message.reasoning_content }}<|/thought|>{%- endif -%}
+{%- if message.reasoning_content -%}
+<|thought|>{{ message.reasoning_content }}<|/thought|>
+{%- endif -%}
 {%- if message.tool_calls -%}
 {{ CALLS }}
 {%- else -%}

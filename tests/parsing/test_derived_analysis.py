@@ -164,7 +164,11 @@ def test_invented_formats_are_derived_and_chosen_by_detection() -> None:
         "<|/call|>",
     )
     json_call = analyze(derived_templates.JSON_CALL)
-    assert (json_call.shape, json_call.name_key, json_call.args_key) == ("json_call", "tool", "input")
+    assert (json_call.shape, json_call.name_key, json_call.args_key) == (
+        "json_call",
+        "tool",
+        "input",
+    )
     for template in (derived_templates.PER_ARG, derived_templates.TAG_JSON):
         assert analyze(template).reasoning_start == "<|thought|>"
         assert detect_family(template) == "auto"
