@@ -21,7 +21,7 @@ from farmhand.parsing.derived.analysis import Derived, analyze
 from farmhand.parsing.derived.json_call import JsonCallReader
 from farmhand.parsing.derived.markers import is_special, tokens
 from farmhand.parsing.derived.values import typed_value
-from farmhand.parsing.scan import WHITESPACE, JsonScanner, compact_json, find_near
+from farmhand.parsing.scan import WHITESPACE, JsonScanner, compact_json
 
 _SPACE_STOPS = (" ", "\n", "\t", "\r")
 _CDATA, _CDATA_END = "<![CDATA[", "]]>"
@@ -52,18 +52,20 @@ class DerivedParser(CursorParser):
         self._dropped = tuple(m for m in (d.content_start, d.content_end) if m)
         self._mode = "text"
         self._pending: tuple[str, ...] = ()  # opener tokens still to match
-        self._anchor: int | None = None  # kept in the buffer: where an opener or header starts
+        self._anchor: int | None = None  # kept in the buffer: where an opener starts
         self._name = ""
         self._id = ""
         self._args: JsonScanner | None = None
         self._object: JsonCallReader | None = None
         self._values: dict[str, Any] = {}
+        self._written = _WrittenArguments()  # the arguments' JSON so far, for deltas
         self._key = ""
         self._in_array = False
         self._cdata = ""
+        self._header = ""  # what a tag_json_args call writes between its name and arguments
 
     def _advance(self, final: bool) -> None:
-        # As CursorParser, but what an opener or a header being read started with is kept:
+        # As CursorParser, but the start of an opener being matched is kept:
         # `_anchor` is where (an offset into `self.buf`).
         self._run_modes(final)
         keep = self._at if self._anchor is None else min(self._at, self._anchor)
@@ -109,6 +111,7 @@ class DerivedParser(CursorParser):
 
     def _open_call(self, *, bare: bool) -> None:
         self._name, self._id, self._values = "", "", {}
+        self._written = _WrittenArguments()
         if self.derived.shape == "json_call":
             self._mode = "json_start"
             self._bare = bare
@@ -181,26 +184,24 @@ class DerivedParser(CursorParser):
             return True
         self._call_started(self._name)
         if self.derived.shape == "tag_json_args":
-            self._mode, self._anchor = "header", self._at
+            self._mode, self._header = "header", ""
         else:
             self._mode = "arg"
         return True
 
     def _in_header(self, final: bool) -> bool:
         """Between the name and the JSON arguments: an id, or markers to step over."""
-        found = find_near(self.buf, self._header_stops(), self._at)
-        if found is None:
-            if final:
-                self._call_done(cut_off(self._name, self.buf[self._anchor :]))
-                self._anchor = None
-                self._at = len(self.buf)
-                self._mode = "text"
+        stops = self._header_stops()
+        header = self._read_to_stop(stops, final)
+        if header is None:
             return False
-        header = self.buf[self._anchor : found[0]]
-        self._anchor = None
-        self._id = self._header_id(header)
-        self._at = found[0]
-        if found[1] != "{":
+        self._header += header
+        if self._at >= len(self.buf):  # the output ended in the header
+            self._call_done(cut_off(self._name, self._header))
+            self._mode = "text"
+            return False
+        self._id = self._header_id(self._header)
+        if not self._starts("{"):
             error = f"after the name {self._name} the arguments must follow as a JSON object"
             self._call_done(ToolCall(self._name, {}, parse_error=error))
             self._mode = "close"
@@ -296,13 +297,13 @@ class DerivedParser(CursorParser):
     def _in_value_open(self, final: bool) -> bool:
         d = self.derived
         if d.value_start:
-            found = find_near(self.buf, (d.value_start,), self._at)
-            if found is None:
-                if final:
-                    self._call_done(cut_off(self._name, compact_json(self._values)))
-                    self._mode = "text"
+            if self._read_to_stop((d.value_start,), final) is None:
                 return False
-            self._at = found[0] + len(d.value_start)
+            if not self._starts(d.value_start):  # the output ended first
+                self._call_done(cut_off(self._name, compact_json(self._values)))
+                self._mode = "text"
+                return False
+            self._at += len(d.value_start)
         elif self._match(tokens(d.key_end), final) is None:
             return False
         self._mode = "value"
@@ -347,8 +348,13 @@ class DerivedParser(CursorParser):
         self._at += len(stop[0])
         d = self.derived
         schema_type = self._schema_type(self._key)
-        self._values[self._key] = typed_value(body, schema_type, d.value_lead, d.value_trail)
-        self._call_progress(compact_json(self._values)[:-1])
+        value = typed_value(body, schema_type, d.value_lead, d.value_trail)
+        # A key written twice is written twice here too: JSON readers keep the last, as
+        # the call does.
+        self._written.add(("," if self._values else "{") + compact_json(self._key) + ":")
+        self._written.add(compact_json(value))
+        self._values[self._key] = value
+        self._call_progress(self._written)
         self._mode = "arg"
 
     def _schema_type(self, key: str) -> Any:
@@ -419,6 +425,27 @@ class DerivedParser(CursorParser):
         self._call_done(call or unreadable(reader.name, reader.raw, reader.expected))
         self._mode = "json_start" if self._in_array else "close"
         return True
+
+
+class _WrittenArguments:
+    """The JSON of the arguments read so far, `{"a":1,"b":"x"` (a PartialArguments): each
+    delta is the pieces added since the last, so many arguments cost no rebuilding."""
+
+    def __init__(self) -> None:
+        self._pieces: list[str] = []
+        self._length = 0
+        self._given = (0, 0)  # (pieces, characters) already given out
+
+    def add(self, piece: str) -> None:
+        self._pieces.append(piece)
+        self._length += len(piece)
+
+    def compact_from(self, start: int) -> str:
+        pieces, length = self._given
+        if start != length:  # not where the last delta ended: rebuild (never in practice)
+            return "".join(self._pieces)[start:]
+        self._given = (len(self._pieces), self._length)
+        return "".join(self._pieces[pieces:])
 
 
 @lru_cache(maxsize=32)
