@@ -28,6 +28,13 @@ from farmhand.parsing.derived.markers import (
     strip,
     tokens,
 )
+from farmhand.parsing.derived.turn import (
+    after_header,
+    assistant_headers,
+    content_markers,
+    reasoning_tags,
+    strip_reasoning,
+)
 from farmhand.parsing.scan import WHITESPACE
 
 Shape = Literal["json_call", "tag_json_args", "tag_per_arg", "no_calls", "other"]
@@ -82,9 +89,9 @@ class Derived:
 def analyze(template: str) -> Derived:
     """The tool-call format `template` writes (cached: templates are long, renders cost)."""
     renders = p.render_probes(template)
-    reasoning = _reasoning(renders)
-    starts = _assistant_start(renders, reasoning)
-    content = _content(renders, starts[0] if starts else "", reasoning)
+    reasoning = reasoning_tags(renders)
+    starts = assistant_headers(renders, reasoning)
+    content = content_markers(renders, starts[0] if starts else "", reasoning)
     common = Derived(
         "no_calls",
         "",
@@ -107,7 +114,7 @@ def analyze(template: str) -> Derived:
             shape="no_calls",
             note="the template does not write an assistant turn's tool calls",
         )
-    first = _strip_reasoning(_after_header(first, starts), reasoning)
+    first = strip_reasoning(after_header(first, starts), reasoning)
     shared = [t for t in tokens(content[0]) if is_special(t) and t in first]
     if shared:
         return replace(
@@ -120,20 +127,6 @@ def analyze(template: str) -> Derived:
     if found is not None:
         return _json_call(renders, first, found, common)
     return _tagged(renders, base, first, common)
-
-
-def _after_header(text: str, starts: tuple[str, ...]) -> str:
-    """`text` without the assistant header's tokens it starts with (a turn with calls can
-    differ from one without right after the header)."""
-    if not starts:
-        return text
-    at = 0
-    for token in tokens(starts[0]):
-        found = text.find(token, at)
-        if found < 0 or strip(text[at:found]):
-            break
-        at = found + len(token)
-    return text[at:]
 
 
 def _json_holding(text: str, needle: str, start: int = 0) -> tuple[int, int, Any] | None:
@@ -354,98 +347,5 @@ def _per_arg(renders: p.Probes, base: str, first: str, after_name: int) -> dict[
     return markers
 
 
-def _reasoning(renders: p.Probes) -> tuple[str, str]:
-    """The tags around reasoning, from content rendered with and without it; else from the
-    generation prompt with thinking on and off."""
-    pairs = (
-        (renders.content, renders.reasoning),
-        (renders.content, renders.reasoning_blocks),
-        (renders.one_call, renders.call_reasoning),  # a template that writes it with calls only
-    )
-    for plain, rendered in pairs:
-        if rendered is None or plain is None:
-            continue
-        diff = split(plain, rendered)
-        at = diff.right.find(p.REASONING)
-        if at >= 0:
-            start, end = strip(diff.right[:at]), strip(diff.right[at + len(p.REASONING) :])
-            before = tokens(diff.prefix)
-            after = tokens(diff.right[at + len(p.REASONING) :] + diff.suffix)
-            if not start and before and after and is_special(before[-1]):
-                # Without reasoning the template writes an empty block (`<think></think>`),
-                # so the start tag is in what the two renders share.
-                empty = before[-1] + after[0]
-                if empty in "".join(tokens(plain)):
-                    start, end = before[-1], after[0]
-            if end and _looks_like_tags(start, end):
-                return start, end
-    if renders.prompt_thinking is not None and renders.prompt_plain is not None:
-        diff = split(renders.prompt_thinking, renders.prompt_plain)
-        opened, closed = tokens(diff.prefix + diff.left), tokens(diff.right)
-        if opened and len(closed) == 1 and is_special(opened[-1]) and is_special(closed[0]):
-            return opened[-1], closed[0]
-    return "", ""
-
-
 def _trailing_space(text: str) -> str:
     return text[len(text.rstrip(WHITESPACE)) :]
-
-
-def _looks_like_tags(start: str, end: str) -> bool:
-    """Reasoning markers are short and hold nothing else a probe wrote (a template that
-    prints the content blocks as data shows them to the model, no tags)."""
-    return len(start) <= 40 and len(end) <= 40 and p.CONTENT not in start + end
-
-
-def _strip_reasoning(text: str, reasoning: tuple[str, str]) -> str:
-    """`text` without an empty reasoning block at its start."""
-    start, end = reasoning
-    found = tokens(text)
-    if start and end and found[:2] == (start, end):
-        return text[text.index(end) + len(end) :]
-    if end and found[:1] == (end,):
-        return text[text.index(end) + len(end) :]
-    return text
-
-
-def _content(renders: p.Probes, header: str, reasoning: tuple[str, str]) -> tuple[str, str]:
-    """Markers the template wraps content in (`<|START_RESPONSE|>...<|END_RESPONSE|>`)."""
-    if renders.content is None or renders.history is None:
-        return "", ""
-    turn = renders.content[len(shared_start(renders.history, renders.content)) :]
-    at = turn.find(p.CONTENT)
-    if at < 0 or not turn.startswith(header):
-        return "", ""
-    start = strip(_strip_reasoning(turn[len(header) : at], reasoning))
-    # What follows the content and not the calls closes it (the turn's end follows both).
-    tail = turn[at + len(p.CONTENT) :]
-    if renders.one_call is not None:
-        shared = split(renders.content, renders.one_call).suffix
-        tail = tail[: len(tail) - len(shared)] if tail.endswith(shared) else tail
-    end = (tokens(tail) or ("",))[0] if start else ""
-    return start, end
-
-
-def _assistant_start(renders: p.Probes, reasoning: tuple[str, str]) -> tuple[str, ...]:
-    """The assistant turn's header: what the generation prompt shares with an assistant
-    turn as rendered, cut before an opened reasoning tag. A prompt that opens and closes
-    reasoning (thinking disabled) is a header too: nothing of it is the reply's."""
-    history = renders.history
-    prompt = renders.prompt_thinking
-    if history is None or prompt is None:
-        return ()
-    generation = prompt[len(shared_start(history, prompt)) :]
-    turn = renders.content or renders.empty or ""
-    turn = turn[len(shared_start(history, turn)) :]
-    header = shared_start(generation, turn)
-    start, end = reasoning
-    if start and start in header:
-        header = header[: header.index(start)]
-    header = header.rstrip(WHITESPACE)  # the prompt may end before the whitespace
-    starts = [header] if header else []
-    plain = renders.prompt_plain
-    if plain is not None and end:
-        plain_generation = plain[len(shared_start(history, plain)) :]
-        if strip(plain_generation).endswith(end):
-            starts.append(plain_generation)
-    return tuple(starts)

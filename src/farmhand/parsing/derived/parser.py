@@ -31,7 +31,7 @@ class DerivedParser(CursorParser):
     """Reads the tool calls of a template no family module knows, as `derived` describes.
 
     A subclass per template sets `derived` (and the reasoning tags and assistant header the
-    analysis found); see `registry.derived_class`.
+    analysis found); see `derived_class`.
     """
 
     family = "auto"
@@ -61,6 +61,7 @@ class DerivedParser(CursorParser):
         self._written = _WrittenArguments()  # the arguments' JSON so far, for deltas
         self._key = ""
         self._in_array = False
+        self._bare = False  # the JSON call has no marker of its own (`{` opened it)
         self._cdata = ""
         self._header = ""  # what a tag_json_args call writes between its name and arguments
 
@@ -392,7 +393,6 @@ class DerivedParser(CursorParser):
             self._mode = "close"
             return True
         self._object = JsonCallReader(self.derived, self.options.known_names)
-        self._object_at = self._at
         self._mode = "object"
         return True
 
