@@ -36,11 +36,11 @@ PER_ARG = _TURNS.replace(
 </calls>""",
 )
 
-# A tag carrying JSON arguments: <|call|>NAME<|args|>{...}<|/call|>.
+# A tag carrying JSON arguments: <|fn|>NAME<|fn_args|>{...}<|fn_end|>.
 TAG_JSON = _TURNS.replace(
     "{{ CALLS }}",
     """{%- for call in message.tool_calls -%}
-<|call|>{{ call.function.name }}<|args|>{{ call.function.arguments | tojson }}<|/call|>
+<|fn|>{{ call.function.name }}<|fn_args|>{{ call.function.arguments | tojson }}<|fn_end|>
 {%- endfor -%}""",
 )
 

@@ -159,9 +159,9 @@ def test_invented_formats_are_derived_and_chosen_by_detection() -> None:
     tag_json = analyze(derived_templates.TAG_JSON)
     assert (tag_json.shape, tag_json.call_start, tag_json.name_end, tag_json.call_end) == (
         "tag_json_args",
-        "<|call|>",
-        "<|args|>",
-        "<|/call|>",
+        "<|fn|>",
+        "<|fn_args|>",
+        "<|fn_end|>",
     )
     json_call = analyze(derived_templates.JSON_CALL)
     assert (json_call.shape, json_call.name_key, json_call.args_key) == (

@@ -35,7 +35,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
 
 def _events(template: str, text: str, chunk: int | None = None) -> list[StreamEvent]:
     options = ParserOptions(tool_schemas=SCHEMAS)
-    parser = parser_for(template, None, None, options=options)  # detection picks `auto`
+    parser = parser_for(template, None, None, family="auto", options=options)
     size = chunk or max(1, len(text))
     events: list[StreamEvent] = []
     for start in range(0, len(text), size):
@@ -90,7 +90,7 @@ def test_several_calls_in_order_in_every_shape() -> None:
         '<invoke tool="add"><arg key="a">1</arg></invoke></calls>'
     )
     tag_json = (
-        '<|call|>get_time<|args|>{"city": "Oslo"}<|/call|><|call|>add<|args|>{"a": 1}<|/call|>'
+        '<|fn|>get_time<|fn_args|>{"city": "Oslo"}<|fn_end|><|fn|>add<|fn_args|>{"a": 1}<|fn_end|>'
     )
     json_call = (
         '<|calls|>[{"tool": "get_time", "input": {"city": "Oslo"}},'
@@ -103,8 +103,10 @@ def test_several_calls_in_order_in_every_shape() -> None:
 
 
 def test_a_marker_inside_a_json_string_does_not_end_the_call() -> None:
-    tag_json = '<|call|>get_time<|args|>{"city": "<|/call|> not the end"}<|/call|>'
-    assert _calls(_parse(t.TAG_JSON, tag_json)) == [("get_time", {"city": "<|/call|> not the end"})]
+    tag_json = '<|fn|>get_time<|fn_args|>{"city": "<|fn_end|> not the end"}<|fn_end|>'
+    assert _calls(_parse(t.TAG_JSON, tag_json)) == [
+        ("get_time", {"city": "<|fn_end|> not the end"})
+    ]
     json_call = '<|calls|>[{"tool": "get_time", "input": {"city": "]<|/calls|>"}}]<|/calls|>'
     assert _calls(_parse(t.JSON_CALL, json_call)) == [("get_time", {"city": "]<|/calls|>"})]
 
@@ -112,7 +114,7 @@ def test_a_marker_inside_a_json_string_does_not_end_the_call() -> None:
 def test_output_cut_off_mid_call_is_never_a_call_that_runs() -> None:
     cut = {
         t.PER_ARG: '<calls><invoke tool="add"><arg key="a">5</arg><arg key="b">2',
-        t.TAG_JSON: '<|call|>add<|args|>{"a": 5, "b"',
+        t.TAG_JSON: '<|fn|>add<|fn_args|>{"a": 5, "b"',
         t.JSON_CALL: '<|calls|>[{"tool": "add", "input": {"a": 5',
     }
     for template, text in cut.items():
@@ -128,14 +130,14 @@ def test_an_opener_that_is_not_one_stays_text() -> None:
     message = _parse(t.PER_ARG, text)
     assert (message.content, message.tool_calls) == (text, [])
     # A whole opener is a call the model meant: unreadable, it comes back with an error.
-    message = _parse(t.TAG_JSON, "Use <|call|> wisely.")
+    message = _parse(t.TAG_JSON, "Use <|fn|> wisely.")
     assert message.content == "Use "
     (call,) = message.tool_calls
     assert call.parse_error
 
 
 def test_arguments_stream_as_deltas_after_the_name() -> None:
-    text = '<|call|>add<|args|>{"a": 1, "label": "x"}<|/call|>'
+    text = '<|fn|>add<|fn_args|>{"a": 1, "label": "x"}<|fn_end|>'
     deltas = [e for e in _events(t.TAG_JSON, text, chunk=1) if isinstance(e, ToolCallDelta)]
     assert deltas[0].name == "add" and deltas[0].index == 0
     assert len(deltas) > 3  # the arguments come in pieces as they are written
@@ -147,9 +149,9 @@ def test_arguments_stream_as_deltas_after_the_name() -> None:
 
 
 def test_only_the_first_call_without_parallel_calls() -> None:
-    text = '<|call|>add<|args|>{"a": 1}<|/call|><|call|>add<|args|>{"a": 2}<|/call|>'
+    text = '<|fn|>add<|fn_args|>{"a": 1}<|fn_end|><|fn|>add<|fn_args|>{"a": 2}<|fn_end|>'
     options = ParserOptions(parallel_tool_calls=False)
-    parser = parser_for(t.TAG_JSON, None, None, options=options)
+    parser = parser_for(t.TAG_JSON, None, None, family="auto", options=options)
     message = ParsedMessage.from_events(parser.feed(text) + parser.finish())
     assert _calls(message) == [("add", {"a": 1})]
 
@@ -168,7 +170,7 @@ def test_auto_without_a_template_is_the_generic_parser() -> None:
 _OUTPUTS = {
     t.PER_ARG: '<|thought|>hm<|/thought|>ok <calls><invoke tool="add"><arg key="a">1</arg>'
     '<arg key="label"> a <b> </arg></invoke><invoke tool="get_time"></invoke></calls> end',
-    t.TAG_JSON: 'ok <|call|>add<|args|>{"a": 1, "s": "<|/call|>"}<|/call|> <|call|>x end',
+    t.TAG_JSON: 'ok <|fn|>add<|fn_args|>{"a": 1, "s": "<|fn_end|>"}<|fn_end|> <|fn|>x end',
     t.JSON_CALL: 'ok <|calls|>[{"tool": "add", "input": {"a": [1, {"b": "]"}]}}, 3]<|/calls|>',
 }
 
@@ -180,7 +182,8 @@ def test_any_split_gives_the_same_result(data: st.DataObject) -> None:
     text = _OUTPUTS[template]
     cuts = sorted(data.draw(st.sets(st.integers(1, len(text) - 1), max_size=8)))
     pieces = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)]
-    parser = parser_for(template, None, None, options=ParserOptions(tool_schemas=SCHEMAS))
+    options = ParserOptions(tool_schemas=SCHEMAS)
+    parser = parser_for(template, None, None, family="auto", options=options)
     events: list[StreamEvent] = []
     for piece in pieces:
         events += parser.feed(piece)
@@ -190,7 +193,7 @@ def test_any_split_gives_the_same_result(data: st.DataObject) -> None:
 
 _MARKUP = st.sampled_from(
     ["<calls>", "</calls>", '<invoke tool="', '">', '<arg key="', "</arg>", "</invoke>",
-     "<|call|>", "<|args|>", "<|/call|>", "<|calls|>", "<|/calls|>", "[", "]", "{", "}",
+     "<|fn|>", "<|fn_args|>", "<|fn_end|>", "<|calls|>", "<|/calls|>", "[", "]", "{", "}",
      '"', ",", ":", "<|thought|>", "<|/thought|>", "\n", " ", "x", "add", "1"]
 )  # fmt: skip
 
