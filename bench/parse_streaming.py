@@ -108,12 +108,40 @@ SAMPLES: dict[str, Callable[[int], str]] = {
     "generic": lambda n: json.dumps(
         {"tool_calls": json.loads("[" + _calls_list(n, _call_json) + "]")}
     ),
+    "auto": lambda n: _repeat(
+        lambda i: (
+            f'{PROSE}<calls><invoke tool="tool_{i % 3}">'
+            + "".join(
+                f'<arg key="{k}">{v if isinstance(v, str) else json.dumps(v)}</arg>'
+                for k, v in _args(i).items()
+            )
+            + "</invoke></calls>"
+        ),
+        n,
+    ),
 }
+
+# `auto` reads a format no family module knows, with the parser derived from its template
+# (an invented one: a tag per argument).
+AUTO_TEMPLATE = """
+{%- for message in messages -%}
+<|{{ message.role }}|>
+{%- if message.tool_calls -%}<calls>
+{%- for call in message.tool_calls -%}<invoke tool="{{ call.function.name }}">
+{%- for k, v in call.function.arguments.items() -%}
+<arg key="{{ k }}">{{ v if v is string else v | tojson }}</arg>
+{%- endfor -%}</invoke>
+{%- endfor -%}</calls>
+{%- else -%}{{ message.content }}{%- endif -%}<|end|>
+{%- endfor -%}
+{%- if add_generation_prompt -%}<|assistant|>{%- endif -%}
+"""
 
 
 def _parse(family: str, text: str, step: int) -> tuple[float, ParsedMessage]:
     options = ParserOptions(reasoning_format="deepseek")
-    parser = parser_for(None, None, None, family=family, options=options)
+    template = AUTO_TEMPLATE if family == "auto" else None
+    parser = parser_for(template, None, None, family=family, options=options)
     start = time.perf_counter()
     events = []
     for i in range(0, len(text), step):

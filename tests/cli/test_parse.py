@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from tests.parsing import derived_templates
 from tests.parsing.corpus import CORPUS
 from typer.testing import CliRunner
 
@@ -81,3 +82,61 @@ def test_bad_options_are_one_line_errors(tmp_path: Path) -> None:
     assert result.exit_code == 1 and "only one of" in result.output
     result = runner.invoke(app, ["parse", "--template", str(tmp_path / "none.jinja")], input="x")
     assert result.exit_code == 1 and "cannot read" in result.output
+
+
+def _run(stdin: str, *args: str) -> tuple[dict[str, object], str]:
+    result = runner.invoke(app, ["parse", *args], input=stdin)
+    assert result.exit_code == 0, result.output
+    parsed: dict[str, object] = json.loads(result.stdout)
+    return parsed, result.stderr
+
+
+def test_a_template_no_family_knows_is_derived_and_explained(tmp_path: Path) -> None:
+    template = tmp_path / "future-model.jinja"
+    template.write_text(derived_templates.PER_ARG)
+    call = '<calls><invoke tool="get_time"><arg key="city">Paris</arg></invoke></calls>'
+    out, explanation = _run(f"<|thought|>hmm<|/thought|>On it. {call}", "--template", str(template))
+    assert out == {
+        "family": "auto",
+        "content": "On it. ",
+        "reasoning_content": "hmm",
+        "tool_calls": [{"name": "get_time", "arguments": {"city": "Paris"}}],
+    }
+    assert "No family module knows this template" in explanation
+    assert "shape: a tag with the name, then a tag per argument" in explanation
+    assert 'each argument: <arg key="KEY">VALUE</arg>' in explanation
+    assert "reasoning opens with: <|thought|>" in explanation
+
+
+def test_family_auto_derives_even_for_a_known_template() -> None:
+    template = CORPUS / "templates" / "Qwen-Qwen2.5-7B-Instruct.jinja"
+    call = '<tool_call>\n{"name": "ls", "arguments": {"path": "."}}\n</tool_call>'
+    out, explanation = _run(call, "--family", "auto", "--template", str(template))
+    assert out["family"] == "auto"
+    assert out["tool_calls"] == [{"name": "ls", "arguments": {"path": "."}}]
+    assert "The hermes_2_pro module knows this template" in explanation
+    assert "each call opens with: <tool_call>" in explanation
+
+
+def test_a_template_of_another_shape_says_why_it_is_not_derived() -> None:
+    template = CORPUS / "templates" / "autoparser" / "openai-gpt-oss-120b.jinja"
+    _, explanation = _run("hi", "--family", "auto", "--template", str(template))
+    assert "no parser can be derived from it" in explanation or "derives instead" in explanation
+    assert "Harmony" in explanation
+
+
+def test_family_auto_without_a_template_reads_with_the_generic_parser() -> None:
+    out, explanation = _run('{"tool_call": {"name": "ls", "arguments": {}}}', "--family", "auto")
+    assert out["family"] == "auto"
+    assert out["tool_calls"] == [{"name": "ls", "arguments": {}}]
+    assert "give one with --template FILE" in explanation
+
+
+def test_only_auto_combines_with_a_template(tmp_path: Path) -> None:
+    template = tmp_path / "t.jinja"
+    template.write_text(derived_templates.TAG_JSON)
+    result = runner.invoke(app, ["parse", "--family", "qwen", "--template", str(template)])
+    assert result.exit_code == 1 and "only one of" in result.output
+    template.write_bytes(b"\xff\xfe not text")
+    result = runner.invoke(app, ["parse", "--template", str(template)], input="x")
+    assert result.exit_code == 1 and "not UTF-8 text" in result.output

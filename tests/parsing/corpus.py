@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from farmhand.messages import StreamEvent
 from farmhand.parsing.base import ParsedMessage, ParserOptions
-from farmhand.parsing.registry import FAMILIES, detect_family, family_class, parser_for
+from farmhand.parsing.registry import FAMILIES, detect_family, parser_for
 
 CORPUS = Path(__file__).parents[3] / "shared" / "corpora" / "llamacpp"
 
@@ -24,6 +24,7 @@ class Case:
     options: ParserOptions
     expected: dict[str, Any]
     generation_prompt: str = ""
+    template: str = ""
 
 
 def _options(raw: dict[str, Any]) -> ParserOptions:
@@ -59,51 +60,36 @@ def old_cases() -> list[Case]:
 
 @cache
 def autoparser_cases() -> list[Case]:
-    """autoparser_cases.jsonl rows whose template is one of farmhand's families (detected
-    from the template text itself, so detection is tested too)."""
+    """All autoparser_cases.jsonl rows, each with the family farmhand detects from the row's
+    own template text (no per-row hints, so detection is tested too) and the row's tools."""
     cases = []
     for n, line in enumerate((CORPUS / "autoparser_cases.jsonl").read_text().splitlines()):
         row = json.loads(line)
-        family = template_family(row["template"])
-        if family is None:
-            continue
+        schemas = {t["name"]: t.get("parameters") or {} for t in row["tools"]}
+        options = replace(
+            _options(row["options"]),
+            known_names=frozenset(schemas) if schemas else None,
+            tool_schemas=schemas or None,
+        )
         cases.append(
             Case(
                 f"{n + 1}-{row['template'].removesuffix('.jinja')}",
-                family,
+                template_family(row["template"]),
                 row["raw"],
                 row["is_partial"],
-                _options(row["options"]),
+                options,
                 row["expected"],
                 generation_prompt=row["generation_prompt"],
+                template=row["template"],
             )
         )
     return cases
 
 
-# The templates of the families farmhand implements (the others in the corpus belong to
-# formats outside issue 3's list: GLM, Kimi, MiniMax, gpt-oss, Granite, ...).
-FAMILY_TEMPLATES = {
-    "CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja": "command_r7b",
-    "llama-cpp-deepseek-r1.jinja": "deepseek_r1",
-    "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja": "deepseek_r1",
-    "deepseek-ai-DeepSeek-R1-Distill-Llama-8B.jinja": "deepseek_r1",
-    "Qwen-QwQ-32B.jinja": "hermes_2_pro",
-    "NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use.jinja": "hermes_2_pro",
-    "NousResearch-Hermes-3-Llama-3.1-8B-tool_use.jinja": "hermes_2_pro",
-    "Qwen-Qwen2.5-7B-Instruct.jinja": "hermes_2_pro",
-    "meta-llama-Llama-3.1-8B-Instruct.jinja": "llama3_x_builtin_tools",
-    "meta-llama-Llama-3.2-3B-Instruct.jinja": "llama3_x",
-    "meta-llama-Llama-3.3-70B-Instruct.jinja": "llama3_x_builtin_tools",
-    "mistralai-Mistral-Nemo-Instruct-2407.jinja": "mistral_nemo",
-    "meetkai-functionary-medium-v3.1.jinja": "functionary_v3_1_llama3_1",
-    "meetkai-functionary-medium-v3.2.jinja": "functionary_v3_2",
-    "fireworks-ai-llama-3-firefunction-v2.jinja": "firefunction_v2",
-}
-
-
-def template_family(template: str) -> str | None:
-    return FAMILY_TEMPLATES.get(template)
+@cache
+def template_family(template: str) -> str:
+    """The family farmhand's detection picks from the template's text."""
+    return detect_family(template_text(template))
 
 
 def template_text(template: str) -> str:
@@ -113,17 +99,23 @@ def template_text(template: str) -> str:
     raise FileNotFoundError(template)
 
 
-def _prefill(family: str, generation_prompt: str) -> str:
+def _prefill(family: str, generation_prompt: str, template: str | None = None) -> str:
     """The part of the generation prompt after the assistant header; a prompt without one
     (Mistral, Firefunction, Command R here) is all reply."""
-    starts = family_class(family).assistant_start
+    starts = type(parser_for(template, None, None, family=family)).assistant_start
     found = [generation_prompt.rfind(s) + len(s) for s in starts if s in generation_prompt]
     return generation_prompt[max(found) :] if found else generation_prompt
 
 
-def parse(case: Case, *, chunk_size: int | None = None) -> ParsedMessage:
-    parser = parser_for(None, None, None, family=case.family, options=case.options)
-    text = _prefill(case.family, case.generation_prompt) + case.raw
+def parse(
+    case: Case, *, chunk_size: int | None = None, derived_only: bool = False
+) -> ParsedMessage:
+    """Parse the row with its detected family; with `derived_only`, with the parser derived
+    from its template whatever the family (the family modules switched off)."""
+    family = "auto" if derived_only else case.family
+    template = template_text(case.template) if case.template else None
+    parser = parser_for(template, None, None, family=family, options=case.options)
+    text = _prefill(family, case.generation_prompt, template) + case.raw
     events: list[StreamEvent] = []
     size = chunk_size or max(1, len(text))
     for start in range(0, len(text), size):

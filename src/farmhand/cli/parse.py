@@ -13,10 +13,12 @@ from typing import Annotated, Any, Literal
 
 import typer
 
-from farmhand.cli.common import console, fail, user_errors
-from farmhand.errors import ModelError
+from farmhand.cli.common import console, err_console, fail, user_errors
+from farmhand.errors import ConfigError, ModelError
 from farmhand.messages import ReasoningDelta, StreamEvent, TextDelta, ToolCallDelta, ToolCallEvent
 from farmhand.parsing.base import ParsedMessage, ParserOptions
+from farmhand.parsing.derived.analysis import analyze
+from farmhand.parsing.derived.explain import explain
 from farmhand.parsing.registry import FAMILIES, detect_family, parser_for, resolve_family
 
 
@@ -27,7 +29,11 @@ def parse_command(
     ] = None,
     template: Annotated[
         Path | None,
-        typer.Option(help="A chat template (.jinja) to detect the family from.", dir_okay=False),
+        typer.Option(
+            help="A chat template (.jinja) to detect the family from; when no family knows"
+            " it, the parser derived from it (explained on stderr). Also with --family auto.",
+            dir_okay=False,
+        ),
     ] = None,
     model: Annotated[
         str | None,
@@ -51,19 +57,23 @@ def parse_command(
     ] = False,
 ) -> None:
     """Parse a model's raw output (stdin) and print content, reasoning and tool calls as JSON."""
-    if sum(x is not None for x in (family, template, model)) > 1:
-        fail("give only one of --family, --template and --model")
+    auto_from_file = family is not None and _is_auto(family) and model is None
+    if sum(x is not None for x in (family, template, model)) > 1 and not auto_from_file:
+        fail("give only one of --family, --template and --model (or --family auto --template)")
     if reasoning_format not in ("none", "auto", "deepseek"):
         fail(f"--reasoning-format must be none, auto or deepseek, not {reasoning_format!r}")
     with user_errors():
-        slug = _family(family, template, model)
+        chat_template = _read(template) if template else _gguf_template(model) if model else None
+        slug = _family(family, chat_template, model)
+        if slug in ("auto", "generic") and (template or slug == "auto"):
+            _explain(chat_template)
         options = ParserOptions(
             parse_tool_calls=not no_tool_calls,
             reasoning_format=_reasoning(reasoning_format),
             thinking_forced_open=thinking_forced_open,
         )
         names = [t.strip() for t in tools.split(",") if t.strip()] if tools else None
-        parser = parser_for(None, None, names, family=slug, options=options)
+        parser = parser_for(chat_template, None, names, family=slug, options=options)
         events: list[StreamEvent] = []
         if stream:
             for chunk in iter(lambda: sys.stdin.read(64), ""):
@@ -83,17 +93,51 @@ def _reasoning(value: str) -> Literal["none", "auto", "deepseek"]:
     return "none" if value == "none" else "deepseek" if value == "deepseek" else "auto"
 
 
-def _family(family: str | None, template: Path | None, model: str | None) -> str:
+def _is_auto(family: str) -> bool:
+    try:
+        return resolve_family(family) == "auto"
+    except ConfigError:
+        return False
+
+
+def _read(template: Path) -> str:
+    try:
+        return template.read_text(encoding="utf-8")
+    except OSError as exc:
+        fail(f"cannot read {template}: {exc.strerror}")
+    except UnicodeDecodeError:
+        fail(f"cannot read {template}: it is not UTF-8 text (a chat template is jinja text)")
+
+
+def _family(family: str | None, chat_template: str | None, model: str | None) -> str:
     if family:
         return resolve_family(family)
-    if template:
-        try:
-            return detect_family(template.read_text(encoding="utf-8"))
-        except OSError as exc:
-            fail(f"cannot read {template}: {exc.strerror}")
-    if model:
-        return detect_family(_gguf_template(model), model)
+    if chat_template is not None or model:
+        return detect_family(chat_template, model)
     return "hermes_2_pro"
+
+
+def _explain(chat_template: str | None) -> None:
+    """On stderr: what the parser derived from the template reads (stdout stays JSON)."""
+    if chat_template is None:
+        err_console.print(
+            "--family auto derives its parser from a chat template: give one with --template"
+            " FILE; without it the generic parser reads the output",
+            highlight=False,
+            soft_wrap=True,
+        )
+        return
+    derived = analyze(chat_template)
+    known = detect_family(chat_template)
+    if known not in ("auto", "generic"):
+        heading = f"The {known} module knows this template; --family auto derives instead:"
+    elif derived.in_scope:
+        heading = "No family module knows this template; the parser derived from it reads:"
+    else:
+        heading = "No family module knows this template, and no parser can be derived from it:"
+    err_console.print(heading, highlight=False, soft_wrap=True)
+    for line in explain(derived):
+        err_console.print(f"  {line}", highlight=False, soft_wrap=True, markup=False)
 
 
 def _gguf_template(model: str) -> str | None:

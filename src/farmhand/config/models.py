@@ -205,7 +205,8 @@ class ModelConfig(_Strict):
     """native_api: the backend's own tool calling; prompt_based: tools described in the prompt."""
     tool_parser: str | None = None
     """Tool-call format to read from the model's output (e.g. hermes_2_pro, llama3_x,
-    mistral_nemo); detected from the chat template or model name when omitted."""
+    mistral_nemo, or auto: derived from the model's chat template); detected from the chat
+    template or model name when omitted."""
     constrained: bool = False
     """Embedded model: constrain every turn that offers tools with a grammar built from the
     tool schemas (turns with tool_choice required or a named tool always are)."""

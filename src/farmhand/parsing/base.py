@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Literal, Protocol
 
@@ -55,6 +55,9 @@ class ParserOptions:
     """Keep split-out reasoning in the text, wrapped in <think></think>."""
     thinking_forced_open: bool = False
     """The prompt already opened the reasoning block (it ends with `<think>`)."""
+    tool_schemas: Mapping[str, Mapping[str, Any]] | None = None
+    """Tool name -> its parameters' JSON Schema, for formats that write argument values
+    as bare text (`<parameter=n>5</parameter>`): the schema says 5 is an integer."""
 
 
 class FamilyParser:

@@ -12,6 +12,7 @@ from collections.abc import Collection
 
 from farmhand.errors import ConfigError
 from farmhand.parsing.base import FamilyParser, ParserOptions
+from farmhand.parsing.derived.parser import derived_class
 
 # Slugs are llama.cpp's format names, so its test cases and docs map one to one.
 FAMILIES: dict[str, str] = {
@@ -25,6 +26,9 @@ FAMILIES: dict[str, str] = {
     "command_r7b": "farmhand.parsing.command_r:CommandR7BParser",
     "deepseek_r1": "farmhand.parsing.deepseek_r1:DeepSeekR1Parser",
     "generic": "farmhand.parsing.generic:GenericParser",
+    # Derived from the model's own chat template (see parsing/derived); without a template,
+    # or for a template whose shape it does not read, the generic parser.
+    "auto": "farmhand.parsing.derived.parser:DerivedParser",
 }
 
 ALIASES: dict[str, str] = {
@@ -100,6 +104,8 @@ def detect_family(chat_template: str | None, model_name: str | None = None) -> s
         for markers, family in _TEMPLATE_MARKERS:
             if all(m in chat_template for m in markers):
                 return family
+    if chat_template and derived_class(chat_template) is not None:
+        return "auto"  # no family module knows the template: read what it writes
     if model_name:
         lowered = model_name.lower()
         for hint, family in _NAME_HINTS:
@@ -108,11 +114,11 @@ def detect_family(chat_template: str | None, model_name: str | None = None) -> s
     return "generic"
 
 
-def prefill_of(family: str, prompt: str) -> str:
+def prefill_of(family: str, prompt: str, chat_template: str | None = None) -> str:
     """What the prompt already wrote of the reply: the text after the last assistant header
     (e.g. `<think>\\n` that opens reasoning, or `>>>` before a Functionary call). A parser
     is fed this first, so it reads the reply as the model continues it."""
-    cls = family_class(family)
+    cls = _parser_class(family, chat_template)
     best = -1
     for start in cls.assistant_start:
         index = prompt.rfind(start)
@@ -131,4 +137,12 @@ def parser_for(
 ) -> FamilyParser:
     """A parser for one model turn. `family` (config `tool_parser:`) wins over detection."""
     slug = resolve_family(family) if family else detect_family(chat_template, model_name)
-    return family_class(slug)(tool_names, options=options)
+    return _parser_class(slug, chat_template)(tool_names, options=options)
+
+
+def _parser_class(family: str, chat_template: str | None) -> type[FamilyParser]:
+    """The family's class; for `auto`, the one derived from the template."""
+    if resolve_family(family) == "auto":
+        derived = derived_class(chat_template) if chat_template else None
+        return derived or family_class("generic")
+    return family_class(family)

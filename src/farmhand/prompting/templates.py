@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import datetime
 from functools import lru_cache
 from typing import Any
@@ -23,7 +23,14 @@ def _raise_exception(message: str) -> None:
 def _tojson(value: Any, indent: int | None = None, **_: Any) -> str:
     # Templates expect Python's json.dumps spacing and unescaped non-ASCII, not jinja's
     # HTML-safe default.
-    return json.dumps(value, ensure_ascii=False, indent=indent)
+    return json.dumps(value, ensure_ascii=False, indent=indent, default=_listed)
+
+
+def _listed(value: Any) -> list[Any]:
+    """What jinja's `map` and `select` give (a generator) is written as the list it yields."""
+    if isinstance(value, Iterator):
+        return list(value)
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
 def _strftime_now(fmt: str) -> str:
@@ -69,11 +76,34 @@ def render_chat_template(
     add_generation_prompt: bool = True,
     **extra: Any,
 ) -> str:
+    return render_template_dicts(
+        source,
+        [message_to_template_dict(m) for m in messages],
+        [t.to_openai() for t in tools] or None,
+        bos_token=bos_token,
+        eos_token=eos_token,
+        add_generation_prompt=add_generation_prompt,
+        **extra,
+    )
+
+
+def render_template_dicts(
+    source: str,
+    messages: Sequence[dict[str, Any]],
+    tools: Sequence[dict[str, Any]] | None,
+    *,
+    bos_token: str = "",
+    eos_token: str = "",
+    add_generation_prompt: bool = True,
+    **extra: Any,
+) -> str:
+    """Render messages and tools already in the OpenAI-like dicts templates read (fields the
+    Message model does not carry, such as `reasoning_content`, included)."""
     try:
         template = _compile(source)
         return template.render(
-            messages=[message_to_template_dict(m) for m in messages],
-            tools=[t.to_openai() for t in tools] or None,
+            messages=list(messages),
+            tools=list(tools) if tools else None,
             bos_token=bos_token,
             eos_token=eos_token,
             add_generation_prompt=add_generation_prompt,

@@ -132,14 +132,14 @@ class LlamaCppProvider:
         # A grammar writes Hermes-style calls, whatever the model's own family is.
         family = "hermes_2_pro" if grammar is not None else self.tool_family
         parser = parser_for(
-            None,
+            self.chat_template,  # what `auto` derives its parser from
             None,
             [t.name for t in callable_tools],
             family=family,
             options=ParserOptions(parallel_tool_calls=settings.parallel_tool_calls),
         )
         # What the prompt already wrote of the reply (e.g. an opened <think>) is read first.
-        opening = parser.feed(prefill_of(family, prompt))
+        opening = parser.feed(prefill_of(family, prompt, self.chat_template))
         async with self._lock:
             prompt_tokens = self.llama.tokenize(prompt.encode(), add_bos=False, special=True)
             budget = self.llama.n_ctx() - len(prompt_tokens)

@@ -1,0 +1,92 @@
+"""The embedded provider with a chat template no family module knows: `auto` reads its calls.
+
+The model is a stand-in for llama-cpp-python's Llama (one token per character of a scripted
+reply); the template is an invented format (tests/parsing/derived_templates), so the parser
+is the one derived from it, picked by detection or forced with `tool_parser: auto`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from tests.parsing import derived_templates
+
+from farmhand.messages import (
+    Finish,
+    Message,
+    ReasoningDelta,
+    StreamEvent,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallEvent,
+)
+from farmhand.providers.base import GenerationSettings
+from farmhand.providers.llamacpp import LlamaCppProvider
+from farmhand.tools.definition import ToolDefinition
+
+pytestmark = pytest.mark.anyio
+
+EOS = 0
+
+
+class ScriptedLlama:
+    """Enough of llama_cpp.Llama for the provider: it writes `reply`, a character a token."""
+
+    def __init__(self, template: str, reply: str) -> None:
+        self.metadata = {"tokenizer.chat_template": template}
+        self.reply = reply
+        self.prompts: list[str] = []
+
+    def token_bos(self) -> int:
+        return -1
+
+    def token_eos(self) -> int:
+        return EOS
+
+    def n_ctx(self) -> int:
+        return 100_000
+
+    def tokenize(self, text: bytes, add_bos: bool = False, special: bool = False) -> list[int]:
+        self.prompts.append(text.decode())
+        return list(text)
+
+    def detokenize(self, tokens: list[int], special: bool = False) -> bytes:
+        return "".join(chr(t) for t in tokens if t != EOS).encode()
+
+    def generate(self, tokens: list[int], **_: Any) -> Iterator[int]:
+        yield from (ord(c) for c in self.reply)
+        yield EOS
+
+
+async def _turn(provider: LlamaCppProvider) -> list[StreamEvent]:
+    tool = ToolDefinition(
+        "get_time",
+        parameters={"type": "object", "properties": {"city": {"type": "string"}}},
+    )
+    stream = provider.stream([Message.user("time in Paris?")], [tool], GenerationSettings())
+    return [event async for event in stream]
+
+
+REPLY = (
+    "<|thought|>they want Paris<|/thought|>Checking."
+    '<calls><invoke tool="get_time"><arg key="city">Paris</arg></invoke></calls>'
+)
+
+
+@pytest.mark.parametrize("tool_parser", [None, "auto"])
+async def test_calls_in_a_format_no_family_knows_are_read(tool_parser: str | None) -> None:
+    llama = ScriptedLlama(derived_templates.PER_ARG, REPLY)
+    provider = LlamaCppProvider(llama, tool_parser=tool_parser)
+    assert provider.tool_family == "auto"
+    events = await _turn(provider)
+    assert "".join(e.text for e in events if isinstance(e, ReasoningDelta)) == "they want Paris"
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Checking."
+    (call,) = [e.call for e in events if isinstance(e, ToolCallEvent)]
+    assert (call.name, call.arguments) == ("get_time", {"city": "Paris"})
+    deltas = [e for e in events if isinstance(e, ToolCallDelta)]
+    assert deltas and deltas[0].name == "get_time"
+    assert isinstance(events[-1], Finish) and events[-1].reason == "tool_calls"
+    # The tools went through the template: the prompt is the template's own.
+    assert llama.prompts[0].startswith("<|user|>time in Paris?<|end|><|assistant|>")
