@@ -14,6 +14,7 @@ started, when the config has `llama_server:`).
 
 from __future__ import annotations
 
+import importlib.metadata
 from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -34,6 +35,7 @@ from farmhand.server import ollama_api, openai_api, projects_api
 from farmhand.server.auth import GateMiddleware, api_keys_from_env, max_body_from_env
 from farmhand.server.browser_guard import BrowserGuard, HostRule
 from farmhand.server.errors import RequestError, dialect_for_path, error_response
+from farmhand.server.openapi import openapi_document
 from farmhand.server.state import ProviderFactory, ServerState, default_provider_factory
 from farmhand.toolsets.mcp.pool import MCPPool
 
@@ -121,6 +123,7 @@ def _routes() -> list[BaseRoute]:
     return [
         Route("/", _root, methods=["GET", "HEAD"]),
         Route("/health", _health, methods=["GET"]),
+        Route("/openapi.json", _openapi, methods=["GET"]),
         *openai_api.routes(),
         *projects_api.routes(),
         *ollama_api.routes(),
@@ -133,6 +136,10 @@ async def _root(_: Request) -> Response:
 
 async def _health(_: Request) -> Response:
     return JSONResponse({"status": "ok"})
+
+
+async def _openapi(_: Request) -> Response:
+    return JSONResponse(openapi_document(importlib.metadata.version("farmhand")))
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:

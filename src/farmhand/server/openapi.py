@@ -1,0 +1,161 @@
+"""The HTTP API described as OpenAPI 3.1, served at `GET /openapi.json`.
+
+Written by hand from the routes (the app is Starlette, not FastAPI), so schema-driven
+fuzzers (schemathesis) and client generators can use it. Request bodies list the fields
+farmhand reads, loosely typed where the dialect accepts several shapes; every operation
+answers its dialect's error object for a client's mistake (4xx), never a 5xx.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+JSON = "application/json"
+OBJECT: dict[str, Any] = {"type": "object"}
+
+MESSAGE = {
+    "type": "object",
+    "properties": {
+        "role": {"type": "string", "enum": ["system", "developer", "user", "assistant", "tool"]},
+        "content": {"anyOf": [{"type": "string"}, {"type": "array"}, {"type": "null"}]},
+        "tool_calls": {"type": "array"},
+        "tool_call_id": {"type": "string"},
+        "name": {"type": "string"},
+    },
+    "required": ["role"],
+}
+MCP_SERVERS = {
+    "type": "array",
+    "items": {"anyOf": [{"type": "string"}, {"type": "object"}]},
+    "description": "Names of the operator's servers, or server objects (request policy).",
+}
+OPENAI_CHAT = {
+    "type": "object",
+    "properties": {
+        "model": {"type": "string"},
+        "messages": {"type": "array", "items": MESSAGE, "minItems": 1},
+        "stream": {"type": "boolean"},
+        "stream_options": OBJECT,
+        "tools": {"type": "array", "items": OBJECT},
+        "tool_choice": {"anyOf": [{"type": "string"}, OBJECT]},
+        "parallel_tool_calls": {"type": "boolean"},
+        "temperature": {"type": "number", "minimum": 0, "maximum": 2},
+        "max_tokens": {"type": "integer", "minimum": 1},
+        "max_completion_tokens": {"type": "integer", "minimum": 1},
+        "seed": {"type": "integer"},
+        "stop": {"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]},
+        "n": {"type": "integer", "minimum": 1},
+        "mcp_servers": MCP_SERVERS,
+        "tools_path": {"type": "string"},
+        "max_tool_rounds": {"type": "integer", "minimum": 1},
+        "tool_timeout": {"type": "number", "minimum": 1},
+        "jit_tools": {"type": "boolean"},
+        "jit_max_tools": {"type": "integer", "minimum": 1},
+        "jit_connect_eager": {"type": "boolean"},
+        "include_tool_results": {"type": "boolean"},
+    },
+    "required": ["model", "messages"],
+}
+OLLAMA_CHAT = {
+    "type": "object",
+    "properties": {
+        "model": {"type": "string"},
+        "messages": {"type": "array", "items": MESSAGE},
+        "tools": {"type": "array", "items": OBJECT},
+        "stream": {"type": "boolean"},
+        "options": OBJECT,
+        "mcp_servers": MCP_SERVERS,
+        "max_tool_rounds": {"type": "integer", "minimum": 1},
+        "tool_timeout": {"type": "integer", "minimum": 1},
+        "include_tool_results": {"type": "boolean"},
+        "jit_tools": {"type": "boolean"},
+        "jit_max_tools": {"type": "integer", "minimum": 1},
+        "jit_connect_eager": {"type": "boolean"},
+        "task_id": {"type": "string"},
+    },
+    "required": ["model", "messages"],
+}
+TOOL_SEARCH = {
+    "type": "object",
+    "properties": {
+        "pattern": {"type": "string"},
+        "mcp_servers": MCP_SERVERS,
+        "model": {"type": "string"},
+        "context": {"type": "string"},
+        "limit": {"type": "integer", "minimum": 1},
+    },
+}
+CONFIG = {"anyOf": [OBJECT, {"type": "string"}], "description": "farmhand.yaml keys, or YAML"}
+NEW_PROJECT = {
+    "type": "object",
+    "properties": {"name": {"type": "string"}, "config": CONFIG, "config_template": {}},
+    "required": ["name"],
+}
+PROJECT_UPDATE = {"type": "object", "properties": {"config": CONFIG}, "required": ["config"]}
+JSON_RPC = {
+    "type": "object",
+    "properties": {"jsonrpc": {"const": "2.0"}, "method": {"type": "string"}, "id": {}},
+    "required": ["jsonrpc", "method"],
+}
+
+
+def _path_param(name: str) -> dict[str, Any]:
+    return {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
+
+
+def _operation(
+    summary: str, body: dict[str, Any] | None = None, params: tuple[str, ...] = ()
+) -> dict[str, Any]:
+    operation: dict[str, Any] = {
+        "summary": summary,
+        "responses": {
+            "200": {"description": "OK"},
+            "4XX": {"description": "The request was wrong; the body says what to fix."},
+        },
+    }
+    if params:
+        operation["parameters"] = [_path_param(p) for p in params]
+    if body is not None:
+        operation["requestBody"] = {"required": True, "content": {JSON: {"schema": body}}}
+    return operation
+
+
+PROJECT = ("namespace", "project")
+
+
+def openapi_document(version: str) -> dict[str, Any]:
+    """The OpenAPI document of `farmhand serve`."""
+    paths: dict[str, dict[str, Any]] = {
+        "/health": {"get": _operation("Liveness")},
+        "/v1/chat/completions": {"post": _operation("OpenAI chat completion", OPENAI_CHAT)},
+        "/v1/models": {"get": _operation("OpenAI model list")},
+        "/v1/models/{model}": {"get": _operation("One model", params=("model",))},
+        "/v1/projects/{namespace}": {
+            "get": _operation("Projects of a namespace", params=("namespace",)),
+            "post": _operation("Create a project", NEW_PROJECT, ("namespace",)),
+        },
+        "/v1/projects/{namespace}/{project}": {
+            "get": _operation("One project", params=PROJECT),
+            "put": _operation("Replace a project's config", PROJECT_UPDATE, PROJECT),
+            "delete": _operation("Delete a project", params=PROJECT),
+        },
+        "/v1/projects/{namespace}/{project}/chat/completions": {
+            "post": _operation("Chat with a project's models and tools", OPENAI_CHAT, PROJECT)
+        },
+        "/api/chat": {"post": _operation("Ollama chat", OLLAMA_CHAT)},
+        "/api/tags": {"get": _operation("Ollama model list")},
+        "/api/tools": {"get": _operation("Tools of the configured MCP servers")},
+        "/api/tools/search": {"post": _operation("Search MCP tools", TOOL_SEARCH)},
+        "/api/tasks/{task_id}": {"get": _operation("A chat's task record", params=("task_id",))},
+        "/api/version": {"get": _operation("Ollama version")},
+        "/mcp": {"post": _operation("farmhand's MCP server (streamable HTTP)", JSON_RPC)},
+    }
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "farmhand", "version": version},
+        "components": {
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+        },
+        "security": [{}, {"bearer": []}],
+        "paths": paths,
+    }
