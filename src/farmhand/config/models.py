@@ -355,6 +355,9 @@ class LlamaServerConfig(_Strict):
     """Request timeout in milliseconds; default $LLAMA_SERVER_TIMEOUT, else 30000."""
     api_key: str | None = None
     """Sent as `Authorization: Bearer <key>`; default $LLAMA_API_KEY."""
+    allow_extra_args: bool = False
+    """Let llama_start pass `extra_args` to llama-server when it is called over HTTP (/mcp);
+    some flags write files. Its model must lie inside server.allowed_dirs there."""
 
     @field_validator("url")
     @classmethod

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -28,7 +29,7 @@ from mcp.server.mcpserver import MCPServer
 from pydantic import BaseModel, Field
 
 from farmhand.config.models import LlamaServerConfig
-from farmhand.errors import LlamaServerError
+from farmhand.errors import LlamaServerError, PolicyError
 from farmhand.llamaserver.client import LlamaServerClient
 from farmhand.llamaserver.process import LlamaServerProcess, StartOptions
 from farmhand.llamaserver.reshape import (
@@ -41,6 +42,7 @@ from farmhand.llamaserver.reshape import (
 from farmhand.llamaserver.router import change_model
 from farmhand.llamaserver.settings import HEALTH_TIMEOUT_MS, LlamaServerSettings
 from farmhand.mcpserver.results import ToolServer, ok
+from farmhand.toolsets.mcp.policy import RequestPolicy
 
 READ_ONLY = types.ToolAnnotations(read_only_hint=True, open_world_hint=False)
 CHANGES_SERVER = types.ToolAnnotations(read_only_hint=False, open_world_hint=False)
@@ -81,9 +83,26 @@ class LlamaTools:
         log_dir: Path,
         transport: httpx.AsyncBaseTransport | None = None,
         process: LlamaServerProcess | None = None,
+        policy: RequestPolicy | None = None,
+        allow_extra_args: bool = True,
     ) -> None:
         self.client = LlamaServerClient(settings, transport=transport)
         self.process = process or LlamaServerProcess(log_dir)
+        self.policy = policy
+        """Set where callers are not the local user (HTTP /mcp): what llama_start may use."""
+        self.allow_extra_args = allow_extra_args
+
+    def check_start(self, model: str, extra_args: Sequence[str]) -> None:
+        """Over HTTP, llama_start runs only models inside server.allowed_dirs, and extra
+        flags only when the operator allows them (PolicyError otherwise)."""
+        if self.policy is None:
+            return
+        self.policy.admit_path(model, "llama_start model")
+        if extra_args and not self.allow_extra_args:
+            raise PolicyError(
+                "llama_start extra_args are refused over HTTP (some llama-server flags write"
+                " files); the operator can allow them with llama_server.allow_extra_args"
+            )
 
     async def aclose(self) -> None:
         try:
@@ -92,15 +111,23 @@ class LlamaTools:
             await self.client.aclose()
 
 
-def llama_tools_for(section: LlamaServerConfig | None, home: Path) -> LlamaTools | None:
+def llama_tools_for(
+    section: LlamaServerConfig | None, home: Path, policy: RequestPolicy | None = None
+) -> LlamaTools | None:
     """The llama_* tools' state for a config's `llama_server:` section (None: no tools).
-    The section's values win over the LLAMA_* variables, which win over the defaults."""
+    The section's values win over the LLAMA_* variables, which win over the defaults.
+    `policy`: the tools are reached over HTTP, so llama_start is held to it."""
     if section is None:
         return None
     settings = LlamaServerSettings.from_env().overridden(
         url=section.url, timeout_ms=section.timeout, api_key=section.api_key
     )
-    return LlamaTools(settings, log_dir=home / "logs")
+    return LlamaTools(
+        settings,
+        log_dir=home / "logs",
+        policy=policy,
+        allow_extra_args=policy is None or section.allow_extra_args,
+    )
 
 
 def build_llama_server(llama: LlamaTools) -> MCPServer:
@@ -337,6 +364,7 @@ def register_llama_tools(server: MCPServer, llama: LlamaTools) -> None:
     ) -> types.CallToolResult:
         """Start llama-server on 127.0.0.1 as a child process and wait until it is healthy;
         returns its pid, URL and log file. Refused while one started here is running."""
+        llama.check_start(model, extra_args)
         options = StartOptions(
             model=model, port=port, ctx_size=ctx_size, n_gpu_layers=n_gpu_layers,
             threads=threads, embeddings=embeddings, pooling=pooling, metrics=metrics,

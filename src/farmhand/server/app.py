@@ -72,7 +72,7 @@ def create_app(
         api_keys=keys,
     )
 
-    llama = llama_tools_for(config.llama_server, state.home)
+    llama = llama_tools_for(config.llama_server, state.home, state.policy)
     # Host and Origin of /mcp are checked by BrowserGuard, like every other route.
     mcp = mcp_endpoint(lambda: state, llama=llama)
     hosts = HostRule.allowing([*config.server.allowed_hosts, *allowed_hosts])

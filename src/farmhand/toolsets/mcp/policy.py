@@ -94,10 +94,18 @@ class RequestPolicy:
 
     def admit_dir(self, value: str | Path, what: str = "tools_path") -> Path:
         """The folder, resolved, if it lies inside an allowed directory."""
+        path = self.admit_path(value, what)
+        if not path.is_dir():
+            raise ConfigError(f"{what} {str(value)!r} is not a folder; name an existing folder")
+        return path
+
+    def admit_path(self, value: str | Path, what: str) -> Path:
+        """A file or folder a request names, resolved, if it lies inside an allowed
+        directory (links and `..` resolved first)."""
         if not self.allowed_dirs:
             raise PolicyError(
-                f"{what} is refused: this server lets no request choose a folder; the operator"
-                " can allow folders with server.allowed_dirs"
+                f"{what} is refused: this server lets no request choose a file or folder; the"
+                " operator can allow folders with server.allowed_dirs"
             )
         path = Path(value).expanduser().resolve()
         if not any(path.is_relative_to(root) for root in self.allowed_dirs):
@@ -105,8 +113,6 @@ class RequestPolicy:
                 f"{what} {str(value)!r} is outside the folders requests may use"
                 f" ({', '.join(str(r) for r in self.allowed_dirs)}); use a folder inside them"
             )
-        if not path.is_dir():
-            raise ConfigError(f"{what} {str(value)!r} is not a folder; name an existing folder")
         return path
 
     # --- servers --------------------------------------------------------------------------
