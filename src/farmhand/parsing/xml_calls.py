@@ -1,0 +1,279 @@
+"""Tool calls written as XML-ish tags, one tag per argument: the shared reader.
+
+Several families write a call as a name and one tagged value per argument, and differ only
+in the tags:
+
+    Qwen3-Coder   <tool_call><function=NAME><parameter=KEY>VALUE</parameter></function></tool_call>
+    MiniMax M2    <minimax:tool_call><invoke name="NAME"><parameter name="KEY">VALUE</parameter>
+                  </invoke></minimax:tool_call>
+    DeepSeek V3.2 <｜DSML｜function_calls><｜DSML｜invoke name="NAME">
+                  <｜DSML｜parameter name="KEY" string="true">VALUE</｜DSML｜parameter>...
+    GLM 4.5-4.7   <tool_call>NAME<arg_key>KEY</arg_key><arg_value>VALUE</arg_value></tool_call>
+
+An `XmlFormat` names the tags; `XmlCallParser` reads any of them while it streams. Values
+are bare text, typed by the tool's schema (see `schema_values`). Text before a block, and
+after it, is text; inside a block the tags are a call whatever follows: a call that cannot be
+read, or that the output ends inside of, comes back with a parse error (never as a call that
+runs with half its arguments).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from farmhand.messages import ToolCall
+from farmhand.parsing.base import CursorParser, ParserOptions
+from farmhand.parsing.broken import BrokenBody, cut_off, unreadable
+from farmhand.parsing.scan import compact_json
+from farmhand.parsing.schema_values import parameter_schema, typed_value
+
+# A name or key longer than this is not one: the call is broken.
+_HEAD_LIMIT = 256
+
+
+@dataclass(frozen=True)
+class XmlFormat:
+    """The tags of one family's calls (see the module docstring for examples)."""
+
+    block_open: str
+    block_close: str
+    call_open: str  # "" when the name follows `block_open` directly (GLM)
+    name_ends: tuple[str, ...]  # what ends the name; stepped over unless `name_end_kept`
+    call_close: str  # "" when `block_close` ends the call (GLM)
+    param_open: str
+    key_end: str
+    param_close: str
+    head_end: str = ""  # after the key, attributes run to this (`" string="true">`)
+    value_open: str = ""  # what comes between the key and the value (`<arg_value>`)
+    name_end_kept: bool = False
+    # Values written on lines of their own (`>\nVALUE\n</`): those two newlines are framing.
+    newline_framed: bool = False
+    # A call may come without its block (`<function=...>` alone).
+    bare_calls: bool = False
+
+    def example(self) -> str:
+        head = self.call_open + "NAME" + (self.name_ends[0] if not self.name_end_kept else "")
+        param = self.param_open + "KEY" + self.key_end + self.head_end + self.value_open
+        return self.block_open + head + param + "VALUE" + self.param_close + self.call_close
+
+
+class XmlCallParser(CursorParser):
+    """A family whose calls are in an `XmlFormat`: set `xml` on the subclass."""
+
+    xml: ClassVar[XmlFormat]
+
+    def __init__(
+        self, known_names: Collection[str] | None = None, *, options: ParserOptions | None = None
+    ) -> None:
+        super().__init__(known_names, options=options)
+        self._mode = "text"  # text | block | name | args | key | value | broken | after
+        self._name = ""
+        self._key = ""
+        self._is_string: bool | None = None  # the format's own say on the current value
+        self._pieces: list[str] = []  # `"key":value` of each argument read
+        self._arguments: dict[str, Any] = {}
+        self._inside_block = False  # the call came inside a block (it ends with block_close)
+        self._block_calls = 0  # calls read in the current block
+        self._broken = BrokenBody()
+
+    def _openers(self) -> tuple[str, ...]:
+        xml = self.xml
+        return (xml.block_open, xml.call_open) if xml.bare_calls else (xml.block_open,)
+
+    def _in_text(self, final: bool) -> bool:
+        marker = self._text_to_marker(self._openers(), final)
+        if marker is None:
+            return False
+        self._inside_block = marker == self.xml.block_open
+        self._block_calls = 0
+        self._mode = "block" if self._inside_block and self.xml.call_open else "name"
+        return True
+
+    def _in_block(self, final: bool) -> bool:
+        """Inside a block, between calls: the next call, the block's end, or neither."""
+        if not self._skip_whitespace():
+            if final:
+                self._mode = "text"
+            return False
+        xml = self.xml
+        if self._starts(xml.call_open):
+            self._at += len(xml.call_open)
+            self._mode = "name"
+        elif self._inside_block and self._starts(xml.block_close):
+            self._at += len(xml.block_close)
+            self._inside_block = False
+            self._mode = "after"
+        elif not final and (self._may_become(xml.call_open) or self._may_become(xml.block_close)):
+            return False
+        elif self._inside_block and self._block_calls == 0:
+            self._open_broken()  # a block that holds no call it can read
+        else:
+            self._mode = "text"  # the block ended without its closing tag
+        return True
+
+    def _in_name(self, final: bool) -> bool:
+        if not self._skip_whitespace() and not final:
+            return False
+        head = self._read_head(self.xml.name_ends, final)
+        if head is None:
+            return self._mode == "broken"
+        name, marker = head
+        self._name = name.strip().strip('"')
+        if not self._name:
+            self._open_broken()
+            return True
+        if marker and not self.xml.name_end_kept:
+            self._at += len(marker)
+        self._pieces = []
+        self._arguments = {}
+        self._call_started(self._name)
+        self._mode = "args"
+        return True
+
+    def _read_head(self, ends: tuple[str, ...], final: bool) -> tuple[str, str] | None:
+        """The text up to the first of `ends` (not stepped over) and which one it was; None
+        while it may still come, or when the head is too long to be one, or the output ended
+        in it: the call is broken then (the mode says so)."""
+        limit = self._at + _HEAD_LIMIT
+        found = None
+        for end in ends:
+            at = self.buf.find(end, self._at, limit + len(end))
+            if at >= 0 and (found is None or at < found[0]):
+                found = (at, end)
+        if found is None:
+            if final or len(self.buf) >= limit:
+                self._open_broken()
+            return None
+        text = self.buf[self._at : found[0]]
+        self._at = found[0]
+        return text, found[1]
+
+    def _in_args(self, final: bool) -> bool:
+        """Inside a call, between arguments: the next one, or the call's end."""
+        if not self._skip_whitespace():
+            if final:
+                self._end_cut_off()
+            return False
+        xml = self.xml
+        close = xml.call_close or xml.block_close
+        if self._starts(xml.param_open):
+            self._at += len(xml.param_open)
+            self._mode = "key"
+        elif self._starts(close):
+            self._at += len(close)
+            self._finish_call()
+            self._inside_block = self._inside_block and bool(xml.call_close)
+            self._mode = "block" if self._inside_block or xml.call_close else "after"
+        elif not final and (self._may_become(xml.param_open) or self._may_become(close)):
+            return False
+        else:
+            self._open_broken()
+        return True
+
+    def _in_key(self, final: bool) -> bool:
+        xml = self.xml
+        start = self._at
+        head = self._read_head((xml.key_end,), final)
+        if head is None:
+            return self._mode == "broken"
+        self._key = head[0].strip()
+        self._at += len(xml.key_end)
+        self._is_string = None
+        if xml.head_end:
+            attributes = self._read_head((xml.head_end,), final)
+            if attributes is None:
+                if self._mode != "broken":
+                    self._at = start  # the key is read again with its attributes
+                return self._mode == "broken"
+            self._at += len(xml.head_end)
+            self._is_string = _string_attribute(attributes[0])
+        # The key is shown as soon as it is read, as llama.cpp shows a partial call.
+        self._call_progress("{" + ",".join([*self._pieces, compact_json(self._key) + ":"]))
+        self._mode = "value"
+        return True
+
+    def _in_value(self, final: bool) -> bool:
+        xml = self.xml
+        if xml.value_open:
+            if not self._skip_whitespace() or (
+                self._may_become(xml.value_open) and not self._starts(xml.value_open)
+            ):
+                if final:
+                    self._end_cut_off()
+                return False
+            if not self._starts(xml.value_open):
+                self._open_broken()
+                return True
+            self._at += len(xml.value_open)
+            self._mode = "value_body"
+            return True
+        self._mode = "value_body"
+        return True
+
+    def _in_value_body(self, final: bool) -> bool:
+        start = self._at
+        text = self._read_to_stop((self.xml.param_close,), final)
+        if text is None:
+            return False
+        if self._at == len(self.buf) and not self.buf.startswith(self.xml.param_close, self._at):
+            self._at = start
+            self._end_cut_off()
+            return False
+        self._at += len(self.xml.param_close)
+        if self.xml.newline_framed and text.startswith("\n"):
+            text = text[1:].removesuffix("\n")
+        schema = parameter_schema(self.options.tool_schemas, self._name, self._key)
+        value = typed_value(text, schema, is_string=self._is_string)
+        self._arguments[self._key] = value
+        self._pieces.append(compact_json(self._key) + ":" + compact_json(value))
+        self._call_progress("{" + ",".join(self._pieces))
+        self._mode = "args"
+        return True
+
+    def _finish_call(self) -> None:
+        self._block_calls += 1
+        self._call_progress("{" + ",".join(self._pieces) + "}")
+        self._call_done(ToolCall(self._name, dict(self._arguments)))
+
+    def _end_cut_off(self) -> None:
+        """The output ended inside a call."""
+        self._broken.add(self.buf[self._at :])
+        self._at = len(self.buf)
+        self._call_done(cut_off(self._name or None, self._broken.text))
+        self._broken = BrokenBody()
+        self._mode = "after"
+
+    def _open_broken(self) -> None:
+        self._broken = BrokenBody()
+        self._mode = "broken"
+
+    def _in_broken(self, final: bool) -> bool:
+        """A call that cannot be read: it lasts to its block's (or its own) closing tag."""
+        xml = self.xml
+        stops = tuple(t for t in (xml.call_close, xml.block_close) if t)
+        body = self._read_to_stop(stops, final)
+        if body is None:
+            return False
+        self._broken.add(body)
+        for stop in stops:
+            if self._starts(stop):
+                self._at += len(stop)
+                break
+        name = self._name if self._announced else None
+        self._call_done(unreadable(name, self._broken.text, self.xml.example()))
+        self._broken = BrokenBody()
+        self._inside_block = False
+        self._mode = "block" if xml.call_close else "after"
+        return True
+
+
+def _string_attribute(attributes: str) -> bool | None:
+    """DSML's `string="true"` / `string="false"` on a parameter; None when absent."""
+    compact = attributes.replace(" ", "")
+    if 'string="true"' in compact:
+        return True
+    if 'string="false"' in compact:
+        return False
+    return None
