@@ -23,6 +23,25 @@ DIFFERENCES: dict[str, tuple[str, dict[str, Any]]] = {
         " fences from every Llama reply would change ordinary content",
         {"content": '```json\n"42"\n```'},
     ),
+    "159-minimax_m2": (
+        "with reasoning left in the text, the whitespace before a call block goes with the"
+        " call in farmhand, wherever the text before it came from; llama.cpp keeps it when"
+        " that text is a reasoning block",
+        {"content": "<think>I'm\nthinking</think>"},
+    ),
+    "172-glm_4_5": (
+        "the same whitespace before the call (see 159-minimax_m2); farmhand also keeps the"
+        " reply's leading newline, as written, when reasoning is not split out",
+        {"content": "\n<think>I'm\nthinking</think>"},
+    ),
+    "176-glm_4_5": (
+        "reasoning is split off at the start of the reply only: a <think> block in the middle"
+        " of the reply is the model writing about tags, and stays text",
+        {
+            "content": "Hello, world!\n<think>Thinking2</think>What's up?",
+            "reasoning_content": "I'm\nthinking",
+        },
+    ),
 }
 
 

@@ -76,6 +76,33 @@ class FamilyParser:
     # part of the reply (see registry.prefill_of).
     assistant_start: ClassVar[tuple[str, ...]] = ()
 
+    @classmethod
+    def reply_start(cls, prompt: str) -> int | None:
+        """Where the reply starts in `prompt`: after its last assistant header (None if the
+        prompt has none of this family's headers)."""
+        found = [prompt.rfind(s) + len(s) for s in cls.assistant_start if s in prompt]
+        return max(found) if found else None
+
+    @classmethod
+    def prefill_of(cls, prompt: str) -> str:
+        """What the prompt already wrote of the reply, which the parser is fed first: the
+        text after the assistant header (e.g. `<think>\n` that opens reasoning). Without a
+        header it knows, a family still takes a reasoning block the prompt ends by opening.
+        A lone closing tag (the non-thinking prompt of DeepSeek or GLM ends with `</think>`)
+        closes nothing the reply has, so it is not part of the reply."""
+        start = cls.reply_start(prompt)
+        if start is None:
+            start = opened_thinking(prompt, cls.think_open, cls.think_close)
+        return "" if start is None else cls.trimmed_prefill(prompt[start:])
+
+    @classmethod
+    def trimmed_prefill(cls, prefill: str) -> str:
+        """`prefill` without a closing tag it starts with (it closes nothing the reply has)."""
+        head = prefill.lstrip(WHITESPACE)
+        if cls.think_close and head.startswith(cls.think_close):
+            return head[len(cls.think_close) :].lstrip(WHITESPACE)
+        return prefill
+
     def __init__(
         self, known_names: Collection[str] | None = None, *, options: ParserOptions | None = None
     ) -> None:
@@ -211,6 +238,16 @@ class FamilyParser:
 
     def _add(self, event: StreamEvent) -> None:
         self._events.append(event)
+
+
+def opened_thinking(prompt: str, open_tag: str, close_tag: str) -> int | None:
+    """Where the reasoning block the prompt ends with starts (`<think>\n`, or the
+    `<think></think>` of a non-thinking prompt); None when it ends otherwise."""
+    at = prompt.rfind(open_tag) if open_tag else -1
+    if at < 0:
+        return None
+    rest = prompt[at + len(open_tag) :].strip(WHITESPACE)
+    return at if rest in ("", close_tag) else None
 
 
 def _join_run(events: list[StreamEvent], run: list[str]) -> None:

@@ -27,6 +27,10 @@ FAMILIES: dict[str, str] = {
     "generic": "farmhand.parsing.generic:GenericParser",
     "qwen3_coder": "farmhand.parsing.qwen3_coder:Qwen3CoderParser",
     "seed_oss": "farmhand.parsing.seed_oss:SeedOssParser",
+    "gpt_oss": "farmhand.parsing.harmony:HarmonyParser",
+    "glm_4_5": "farmhand.parsing.glm:Glm45Parser",
+    "minimax_m2": "farmhand.parsing.minimax_m2:MiniMaxM2Parser",
+    "deepseek_v3_2": "farmhand.parsing.dsml:DeepSeekV32Parser",
 }
 
 ALIASES: dict[str, str] = {
@@ -47,12 +51,24 @@ ALIASES: dict[str, str] = {
     "nemotron_3": "qwen3_coder",
     "step_3.5": "qwen3_coder",
     "seed": "seed_oss",
+    "harmony": "gpt_oss",
+    "glm": "glm_4_5",
+    "glm_4.5": "glm_4_5",
+    "glm_4.6": "glm_4_5",
+    "glm_4.7": "glm_4_5",
+    "minimax": "minimax_m2",
+    "dsml": "deepseek_v3_2",
+    "deepseek_v3.2": "deepseek_v3_2",
 }
 
 # (marker in the template, family), in the order they are checked.
 _TEMPLATE_MARKERS: tuple[tuple[tuple[str, ...], str], ...] = (
     (("<seed:tool_call>",), "seed_oss"),
     (("<tool_call>", "<function=", "<parameter="), "qwen3_coder"),
+    (("<|channel|>", "<|message|>"), "gpt_oss"),
+    (("｜DSML｜",), "deepseek_v3_2"),
+    (("<minimax:tool_call>",), "minimax_m2"),
+    (("<arg_key>", "<arg_value>"), "glm_4_5"),
     (("<｜tool▁calls▁begin｜>",), "deepseek_r1"),
     (("<|END_THINKING|><|START_ACTION|>",), "command_r7b"),
     (("<|START_ACTION|>",), "command_r7b"),
@@ -79,6 +95,10 @@ _NAME_HINTS: tuple[tuple[str, str], ...] = (
     ("nemotron-3", "qwen3_coder"),
     ("step-3.5", "qwen3_coder"),
     ("step3.5", "qwen3_coder"),
+    ("gpt-oss", "gpt_oss"),
+    ("deepseek-v3.2", "deepseek_v3_2"),
+    ("glm-4", "glm_4_5"),
+    ("minimax-m2", "minimax_m2"),
     ("hermes", "hermes_2_pro"),
     ("qwen", "hermes_2_pro"),
     ("llama-3", "llama3_x"),
@@ -125,16 +145,9 @@ def detect_family(chat_template: str | None, model_name: str | None = None) -> s
 
 
 def prefill_of(family: str, prompt: str) -> str:
-    """What the prompt already wrote of the reply: the text after the last assistant header
-    (e.g. `<think>\\n` that opens reasoning, or `>>>` before a Functionary call). A parser
+    """What the prompt already wrote of the reply (see FamilyParser.prefill_of): a parser
     is fed this first, so it reads the reply as the model continues it."""
-    cls = family_class(family)
-    best = -1
-    for start in cls.assistant_start:
-        index = prompt.rfind(start)
-        if index >= 0:
-            best = max(best, index + len(start))
-    return prompt[best:] if best >= 0 else ""
+    return family_class(family).prefill_of(prompt)
 
 
 def parser_for(
