@@ -72,6 +72,10 @@ class FamilyParser:
     family: ClassVar[str] = ""
     think_open: ClassVar[str] = "<think>"
     think_close: ClassVar[str] = "</think>"
+    # Markers that end reasoning without its closing tag (they are the reply's).
+    think_interrupts: ClassVar[tuple[str, ...]] = ()
+    # The model may open reasoning again after the prompt did: that tag is skipped.
+    think_reopen_skipped: ClassVar[bool] = False
     # The template's header that starts the assistant's turn: the prompt's text after it is
     # part of the reply (see registry.prefill_of).
     assistant_start: ClassVar[tuple[str, ...]] = ()
@@ -120,6 +124,8 @@ class FamilyParser:
                 self.think_close,
                 forced_open=self.options.thinking_forced_open,
                 in_content=self.options.reasoning_in_content,
+                interrupts=self.think_interrupts,
+                repeated_open_skipped=self.think_reopen_skipped,
             )
         )
         self._index = 0  # index of the call being written
@@ -298,6 +304,25 @@ class CursorParser(FamilyParser):
     def _text_to(self, end: int) -> None:
         self._text(self.buf[self._at : end])
         self._at = end
+
+    def _text_to_call(self, markers: Sequence[str], final: bool) -> str | None:
+        """Like `_text_to_marker`, for markers that open calls: the whitespace before the
+        marker goes with the call, so it is held until what follows is known."""
+        found = find_near(self.buf, markers, self._at)
+        if found is None:
+            end = self._certain(markers, final)
+            self._text_to(end if final else self._before_space(end))
+            return None
+        at, marker = found
+        self._text_to(self._before_space(at))
+        self._at = at + len(marker)
+        return marker
+
+    def _before_space(self, end: int) -> int:
+        """Where the text before `end` ends, whitespace left out."""
+        while end > self._at and self.buf[end - 1] in WHITESPACE:
+            end -= 1
+        return end
 
     def _text_to_marker(self, markers: Sequence[str], final: bool) -> str | None:
         """Report the text up to the first of `markers` and step past that marker: which

@@ -31,6 +31,9 @@ FAMILIES: dict[str, str] = {
     "glm_4_5": "farmhand.parsing.glm:Glm45Parser",
     "minimax_m2": "farmhand.parsing.minimax_m2:MiniMaxM2Parser",
     "deepseek_v3_2": "farmhand.parsing.dsml:DeepSeekV32Parser",
+    "kimi_k2": "farmhand.parsing.kimi_k2:KimiK2Parser",
+    "deepseek_v3_1": "farmhand.parsing.deepseek_r1:DeepSeekV31Parser",
+    "nemotron_v2": "farmhand.parsing.nemotron_v2:NemotronV2Parser",
 }
 
 ALIASES: dict[str, str] = {
@@ -59,6 +62,11 @@ ALIASES: dict[str, str] = {
     "minimax": "minimax_m2",
     "dsml": "deepseek_v3_2",
     "deepseek_v3.2": "deepseek_v3_2",
+    "kimi": "kimi_k2",
+    "kimi_k2_thinking": "kimi_k2",
+    "deepseek_v3": "deepseek_v3_1",
+    "deepseek_v3.1": "deepseek_v3_1",
+    "nemotron": "nemotron_v2",
 }
 
 # (marker in the template, family), in the order they are checked.
@@ -69,6 +77,10 @@ _TEMPLATE_MARKERS: tuple[tuple[tuple[str, ...], str], ...] = (
     (("｜DSML｜",), "deepseek_v3_2"),
     (("<minimax:tool_call>",), "minimax_m2"),
     (("<arg_key>", "<arg_value>"), "glm_4_5"),
+    (("<|tool_calls_section_begin|>",), "kimi_k2"),
+    (("<TOOLCALL>",), "nemotron_v2"),
+    # V3.1 writes the name before the separator (R1: `function<｜tool▁sep｜>` + name).
+    (("<｜tool▁calls▁begin｜>", "['name'] + '<｜tool▁sep｜>'"), "deepseek_v3_1"),
     (("<｜tool▁calls▁begin｜>",), "deepseek_r1"),
     (("<|END_THINKING|><|START_ACTION|>",), "command_r7b"),
     (("<|START_ACTION|>",), "command_r7b"),
@@ -93,12 +105,17 @@ _NAME_HINTS: tuple[tuple[str, str], ...] = (
     ("qwen3.5", "qwen3_coder"),
     ("qwen3.6", "qwen3_coder"),
     ("nemotron-3", "qwen3_coder"),
+    ("nemotron-nano-9b-v2", "nemotron_v2"),
+    ("nemotron-nano-12b-v2", "nemotron_v2"),
+    ("nemotron-h", "nemotron_v2"),
     ("step-3.5", "qwen3_coder"),
     ("step3.5", "qwen3_coder"),
     ("gpt-oss", "gpt_oss"),
     ("deepseek-v3.2", "deepseek_v3_2"),
+    ("deepseek-v3", "deepseek_v3_1"),
     ("glm-4", "glm_4_5"),
     ("minimax-m2", "minimax_m2"),
+    ("kimi-k2", "kimi_k2"),
     ("hermes", "hermes_2_pro"),
     ("qwen", "hermes_2_pro"),
     ("llama-3", "llama3_x"),

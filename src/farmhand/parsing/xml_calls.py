@@ -26,7 +26,7 @@ from typing import Any, ClassVar
 from farmhand.messages import ToolCall
 from farmhand.parsing.base import CursorParser, ParserOptions
 from farmhand.parsing.broken import BrokenBody, cut_off, unreadable
-from farmhand.parsing.scan import WHITESPACE, compact_json, find_near
+from farmhand.parsing.scan import compact_json
 from farmhand.parsing.schema_values import parameter_schema, typed_value
 
 # A name or key longer than this is not one: the call is broken.
@@ -83,26 +83,13 @@ class XmlCallParser(CursorParser):
         return (xml.block_open, xml.call_open) if xml.bare_calls else (xml.block_open,)
 
     def _in_text(self, final: bool) -> bool:
-        """Text, to the next call. The whitespace before a call goes with it, so it is held
-        until what follows is known."""
-        openers = self._openers()
-        found = find_near(self.buf, openers, self._at)
-        if found is None:
-            end = self._certain(openers, final)
-            self._text_to(end if final else self._before_space(end))
+        marker = self._text_to_call(self._openers(), final)
+        if marker is None:
             return False
-        at, marker = found
-        self._text_to(self._before_space(at))
-        self._at = at + len(marker)
         self._inside_block = marker == self.xml.block_open
         self._block_calls = 0
         self._mode = "block" if self._inside_block and self.xml.call_open else "name"
         return True
-
-    def _before_space(self, end: int) -> int:
-        while end > self._at and self.buf[end - 1] in WHITESPACE:
-            end -= 1
-        return end
 
     def _in_block(self, final: bool) -> bool:
         """Inside a block, between calls: the next call, the block's end, or neither."""
