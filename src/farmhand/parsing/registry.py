@@ -34,6 +34,10 @@ FAMILIES: dict[str, str] = {
     "kimi_k2": "farmhand.parsing.kimi_k2:KimiK2Parser",
     "deepseek_v3_1": "farmhand.parsing.deepseek_r1:DeepSeekV31Parser",
     "nemotron_v2": "farmhand.parsing.nemotron_v2:NemotronV2Parser",
+    "olmo3": "farmhand.parsing.olmo3:Olmo3Parser",
+    "xlam": "farmhand.parsing.xlam:XlamParser",
+    "hunyuan": "farmhand.parsing.hunyuan:HunyuanParser",
+    "longcat": "farmhand.parsing.longcat:LongCatParser",
 }
 
 ALIASES: dict[str, str] = {
@@ -67,6 +71,10 @@ ALIASES: dict[str, str] = {
     "deepseek_v3": "deepseek_v3_1",
     "deepseek_v3.1": "deepseek_v3_1",
     "nemotron": "nemotron_v2",
+    "olmo": "olmo3",
+    "olmo_3": "olmo3",
+    "hunyuan_a13b": "hunyuan",
+    "longcat_flash": "longcat",
 }
 
 # (marker in the template, family), in the order they are checked.
@@ -79,6 +87,9 @@ _TEMPLATE_MARKERS: tuple[tuple[tuple[str, ...], str], ...] = (
     (("<arg_key>", "<arg_value>"), "glm_4_5"),
     (("<|tool_calls_section_begin|>",), "kimi_k2"),
     (("<TOOLCALL>",), "nemotron_v2"),
+    (("<function_calls>", "<|im_start|>"), "olmo3"),
+    (("<tool_calls>", "<|extra_0|>"), "hunyuan"),
+    (("<longcat_tool_call>",), "longcat"),
     # V3.1 writes the name before the separator (R1: `function<｜tool▁sep｜>` + name).
     (("<｜tool▁calls▁begin｜>", "['name'] + '<｜tool▁sep｜>'"), "deepseek_v3_1"),
     (("<｜tool▁calls▁begin｜>",), "deepseek_r1"),
@@ -116,6 +127,11 @@ _NAME_HINTS: tuple[tuple[str, str], ...] = (
     ("glm-4", "glm_4_5"),
     ("minimax-m2", "minimax_m2"),
     ("kimi-k2", "kimi_k2"),
+    ("olmo-3", "olmo3"),
+    ("olmo3", "olmo3"),
+    ("xlam", "xlam"),
+    ("hunyuan", "hunyuan"),
+    ("longcat", "longcat"),
     ("hermes", "hermes_2_pro"),
     ("qwen", "hermes_2_pro"),
     ("llama-3", "llama3_x"),

@@ -24,9 +24,10 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from farmhand.messages import ToolCall
-from farmhand.parsing.base import CursorParser, ParserOptions
-from farmhand.parsing.broken import BrokenBody, cut_off, unreadable
-from farmhand.parsing.scan import compact_json
+from farmhand.parsing.base import CursorParser, ParserOptions, call_from_object
+from farmhand.parsing.broken import BrokenBody, cut_off, not_a_call_object, unreadable
+from farmhand.parsing.reader import CallObjectReader
+from farmhand.parsing.scan import compact_json, feed_until
 from farmhand.parsing.schema_values import parameter_schema, typed_value
 
 # A name or key longer than this is not one: the call is broken.
@@ -77,6 +78,7 @@ class XmlCallParser(CursorParser):
         self._inside_block = False  # the call came inside a block (it ends with block_close)
         self._block_calls = 0  # calls read in the current block
         self._broken = BrokenBody()
+        self._reader: CallObjectReader | None = None
 
     def _openers(self) -> tuple[str, ...]:
         xml = self.xml
@@ -98,7 +100,9 @@ class XmlCallParser(CursorParser):
                 self._mode = "text"
             return False
         xml = self.xml
-        if self._starts(xml.call_open):
+        if self._inside_block and self._block_calls == 0 and self._starts("{"):
+            self._open_json()
+        elif self._starts(xml.call_open):
             self._at += len(xml.call_open)
             self._mode = "name"
         elif self._inside_block and self._starts(xml.block_close):
@@ -116,6 +120,9 @@ class XmlCallParser(CursorParser):
     def _in_name(self, final: bool) -> bool:
         if not self._skip_whitespace() and not final:
             return False
+        if self._inside_block and not self.xml.call_open and self._starts("{"):
+            self._open_json()
+            return True
         head = self._read_head(self.xml.name_ends, final)
         if head is None:
             return self._mode == "broken"
@@ -230,6 +237,57 @@ class XmlCallParser(CursorParser):
         self._pieces.append(compact_json(self._key) + ":" + compact_json(value))
         self._call_progress("{" + ",".join(self._pieces))
         self._mode = "args"
+        return True
+
+    # A block may hold a JSON call object instead (`<tool_call>{"name": ...}</tool_call>`):
+    # models trained on Hermes's format write it under these templates too.
+
+    def _open_json(self) -> None:
+        self._reader = CallObjectReader()
+        self._mode = "json"
+
+    def _in_json(self, final: bool) -> bool:
+        reader = self._reader
+        assert reader is not None
+        close = self.xml.block_close
+        end, fed, stopped = feed_until(reader, self.buf, (close,), final, self._at)
+        while end is None and stopped and reader.scanner.in_string:
+            # The closing tag inside a JSON string is part of the value.
+            reader.feed(close)
+            end, fed, stopped = feed_until(reader, self.buf, (close,), final, fed + len(close))
+        if reader.invalid:
+            self._at = fed
+            self._open_broken()
+            return True
+        self._at = fed if end is None else end
+        if reader.name is not None:
+            self._call_started(reader.name)
+            self._call_progress(reader)
+        if end is None:
+            if not stopped and not final:
+                return False
+            self._call_done(cut_off(reader.name, reader.scanner.raw))
+        else:
+            value, ok = reader.value()
+            call = call_from_object(value) if ok else None
+            self._call_done(call or not_a_call_object(reader.name, reader.scanner.raw, json_ok=ok))
+        self._block_calls += 1
+        self._mode = "json_close"
+        return True
+
+    def _in_json_close(self, final: bool) -> bool:
+        """After a JSON call: its block's closing tag, if written."""
+        close = self.xml.block_close
+        if not self._skip_whitespace() and not final:
+            return False
+        if self._starts(close):
+            self._at += len(close)
+            self._inside_block = False
+            self._mode = "after"
+        elif self._may_become(close) and not final:
+            return False
+        else:
+            self._mode = "block" if self.xml.call_open else "after"
         return True
 
     def _finish_call(self) -> None:
