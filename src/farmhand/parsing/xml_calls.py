@@ -118,6 +118,7 @@ class XmlCallParser(CursorParser):
         return True
 
     def _in_name(self, final: bool) -> bool:
+        self._name = ""
         if not self._skip_whitespace() and not final:
             return False
         if self._inside_block and not self.xml.call_open and self._starts("{"):
@@ -141,8 +142,8 @@ class XmlCallParser(CursorParser):
 
     def _read_head(self, ends: tuple[str, ...], final: bool) -> tuple[str, str] | None:
         """The text up to the first of `ends` (not stepped over) and which one it was; None
-        while it may still come, or when the head is too long to be one, or the output ended
-        in it: the call is broken then (the mode says so)."""
+        while it may still come, or when the head is too long to be one (the call is broken)
+        or the output ended in it (cut off): the mode says which."""
         limit = self._at + _HEAD_LIMIT
         found = None
         for end in ends:
@@ -150,7 +151,9 @@ class XmlCallParser(CursorParser):
             if at >= 0 and (found is None or at < found[0]):
                 found = (at, end)
         if found is None:
-            if final or len(self.buf) >= limit:
+            if final:
+                self._end_cut_off()
+            elif len(self.buf) >= limit:
                 self._open_broken()
             return None
         text = self.buf[self._at : found[0]]
@@ -191,7 +194,7 @@ class XmlCallParser(CursorParser):
         if xml.head_end:
             attributes = self._read_head((xml.head_end,), final)
             if attributes is None:
-                if self._mode != "broken":
+                if self._mode == "key":
                     self._at = start  # the key is read again with its attributes
                 return self._mode == "broken"
             self._at += len(xml.head_end)
