@@ -67,6 +67,8 @@ class Olmo3Parser(CursorParser):
             self._end_block(cut=False)
             return True
         self._pending += "\n"
+        if not self._pending.rstrip().endswith(")"):
+            return True  # not the end of a call: a call's lines are parsed once, at its end
         call = _read_call(self._pending)
         if call is None and "\n" in self._pending.strip():
             # Lines that never became a call, then one that is a call on its own.
