@@ -26,9 +26,10 @@ from typing import Any, ClassVar
 from farmhand.messages import ToolCall
 from farmhand.parsing.base import CursorParser, ParserOptions, call_from_object
 from farmhand.parsing.broken import BrokenBody, cut_off, not_a_call_object, unreadable
+from farmhand.parsing.json_text import JsonText, escaped
 from farmhand.parsing.reader import CallObjectReader
-from farmhand.parsing.scan import compact_json, feed_until
-from farmhand.parsing.schema_values import parameter_schema, typed_value
+from farmhand.parsing.scan import compact_json, feed_until, held_prefix
+from farmhand.parsing.schema_values import parameter_schema, schema_types, typed_value
 
 # A name or key longer than this is not one: the call is broken.
 _HEAD_LIMIT = 256
@@ -73,8 +74,10 @@ class XmlCallParser(CursorParser):
         self._name = ""
         self._key = ""
         self._is_string: bool | None = None  # the format's own say on the current value
-        self._pieces: list[str] = []  # `"key":value` of each argument read
+        self._written = JsonText()  # the arguments' JSON text so far
         self._arguments: dict[str, Any] = {}
+        self._string_parts: list[str] = []  # of a string value being read
+        self._framed = False  # the string value started with its framing newline
         self._inside_block = False  # the call came inside a block (it ends with block_close)
         self._block_calls = 0  # calls read in the current block
         self._broken = BrokenBody()
@@ -134,7 +137,7 @@ class XmlCallParser(CursorParser):
             return True
         if marker and not self.xml.name_end_kept:
             self._at += len(marker)
-        self._pieces = []
+        self._written = JsonText()
         self._arguments = {}
         self._call_started(self._name)
         self._mode = "args"
@@ -200,7 +203,8 @@ class XmlCallParser(CursorParser):
             self._at += len(xml.head_end)
             self._is_string = _string_attribute(attributes[0])
         # The key is shown as soon as it is read, as llama.cpp shows a partial call.
-        self._call_progress("{" + ",".join([*self._pieces, compact_json(self._key) + ":"]))
+        self._written.add(("," if self._arguments else "{") + compact_json(self._key) + ":")
+        self._call_progress(self._written)
         self._mode = "value"
         return True
 
@@ -217,10 +221,54 @@ class XmlCallParser(CursorParser):
                 self._open_broken()
                 return True
             self._at += len(xml.value_open)
-            self._mode = "value_body"
-            return True
-        self._mode = "value_body"
+        self._start_value()
         return True
+
+    def _start_value(self) -> None:
+        """A value the schema (or the format) says is a string streams as it is written."""
+        schema = parameter_schema(self.options.tool_schemas, self._name, self._key)
+        is_string = self._is_string
+        if is_string is None and schema is not None:
+            is_string = "string" in schema_types(schema)
+        self._string_parts = []
+        self._mode = "string_start" if is_string else "value_body"
+
+    def _in_string_start(self, final: bool) -> bool:
+        if self._at >= len(self.buf) and not final:
+            return False
+        self._framed = self.xml.newline_framed and self.buf.startswith("\n", self._at)
+        self._at += self._framed
+        self._written.add('"')
+        self._mode = "string"
+        return True
+
+    def _in_string(self, final: bool) -> bool:
+        close = self.xml.param_close
+        found = self.buf.find(close, self._at)
+        if found < 0:
+            if final:
+                self._end_cut_off()
+                return False
+            self._string_to(self._before_framing(len(self.buf) - held_prefix(self.buf, (close,))))
+            return False
+        self._string_to(self._before_framing(found))
+        self._at = found + len(close)
+        self._written.add('"')
+        self._add_argument("".join(self._string_parts))
+        return True
+
+    def _before_framing(self, end: int) -> int:
+        """A framed value's last newline is framing when the closing tag follows: held."""
+        framing = self._framed and end > self._at and self.buf[end - 1] == "\n"
+        return end - 1 if framing else end
+
+    def _string_to(self, end: int) -> None:
+        if end > self._at:
+            text = self.buf[self._at : end]
+            self._string_parts.append(text)
+            self._written.add(escaped(text))
+            self._call_progress(self._written)
+            self._at = end
 
     def _in_value_body(self, final: bool) -> bool:
         start = self._at
@@ -236,11 +284,14 @@ class XmlCallParser(CursorParser):
             text = text[1:].removesuffix("\n")
         schema = parameter_schema(self.options.tool_schemas, self._name, self._key)
         value = typed_value(text, schema, is_string=self._is_string)
-        self._arguments[self._key] = value
-        self._pieces.append(compact_json(self._key) + ":" + compact_json(value))
-        self._call_progress("{" + ",".join(self._pieces))
-        self._mode = "args"
+        self._written.add(compact_json(value))
+        self._add_argument(value)
         return True
+
+    def _add_argument(self, value: Any) -> None:
+        self._arguments[self._key] = value
+        self._call_progress(self._written)
+        self._mode = "args"
 
     # A block may hold a JSON call object instead (`<tool_call>{"name": ...}</tool_call>`):
     # models trained on Hermes's format write it under these templates too.
@@ -295,7 +346,8 @@ class XmlCallParser(CursorParser):
 
     def _finish_call(self) -> None:
         self._block_calls += 1
-        self._call_progress("{" + ",".join(self._pieces) + "}")
+        self._written.add("}" if self._arguments else "{}")
+        self._call_progress(self._written)
         self._call_done(ToolCall(self._name, dict(self._arguments)))
 
     def _end_cut_off(self) -> None:
