@@ -15,7 +15,13 @@ from dataclasses import replace
 from farmhand.parsing.qwen3_coder import QWEN3_CODER
 from farmhand.parsing.xml_calls import XmlCallParser
 
-SEED_OSS = replace(QWEN3_CODER, block_open="<seed:tool_call>", block_close="</seed:tool_call>")
+# Seed writes each value inline (`<parameter=KEY>VALUE</parameter>`): every newline is the value's.
+SEED_OSS = replace(
+    QWEN3_CODER,
+    block_open="<seed:tool_call>",
+    block_close="</seed:tool_call>",
+    newline_framed=False,
+)
 
 
 class SeedOssParser(XmlCallParser):
