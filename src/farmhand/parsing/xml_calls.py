@@ -70,7 +70,9 @@ class XmlCallParser(CursorParser):
         self, known_names: Collection[str] | None = None, *, options: ParserOptions | None = None
     ) -> None:
         super().__init__(known_names, options=options)
-        self._mode = "text"  # text | block | name | args | key | value | broken | after
+        # text | block | name | args | key | value | string_start | string | value_body |
+        # json | json_close | broken | after
+        self._mode = "text"
         self._name = ""
         self._key = ""
         self._is_string: bool | None = None  # the format's own say on the current value
