@@ -40,6 +40,78 @@ def _call_json(i: int, key: str = "arguments") -> str:
     return json.dumps({"name": f"tool_{i % 3}", key: _args(i)})
 
 
+def _text(value: object) -> str:
+    """A value as the XML-ish formats write it: strings bare, the rest as JSON."""
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def _xml_params(i: int) -> str:
+    return "".join(f"<parameter={k}>\n{_text(v)}\n</parameter>\n" for k, v in _args(i).items())
+
+
+def _think(open_tag: str, close_tag: str) -> str:
+    return open_tag + PROSE + close_tag + PROSE
+
+
+def _qwen3_coder(i: int) -> str:
+    return f"{PROSE}<tool_call>\n<function=tool_{i % 3}>\n{_xml_params(i)}</function>\n</tool_call>"
+
+
+def _seed_oss(i: int) -> str:
+    call = f"<function=tool_{i % 3}>\n{_xml_params(i)}</function>"
+    return f"{PROSE}<seed:tool_call>\n{call}\n</seed:tool_call>"
+
+
+def _glm(i: int) -> str:
+    pairs = "".join(
+        f"<arg_key>{k}</arg_key>\n<arg_value>{_text(v)}</arg_value>\n" for k, v in _args(i).items()
+    )
+    return f"{PROSE}<tool_call>tool_{i % 3}\n{pairs}</tool_call>"
+
+
+def _minimax(i: int) -> str:
+    params = "".join(f'<parameter name="{k}">{_text(v)}</parameter>\n' for k, v in _args(i).items())
+    invoke = f'<invoke name="tool_{i % 3}">\n{params}</invoke>'
+    return f"{PROSE}<minimax:tool_call>\n{invoke}\n</minimax:tool_call>"
+
+
+def _dsml(i: int) -> str:
+    params = "".join(
+        f'<｜DSML｜parameter name="{k}" string="{str(isinstance(v, str)).lower()}">'
+        f"{_text(v)}</｜DSML｜parameter>\n"
+        for k, v in _args(i).items()
+    )
+    invoke = f'<｜DSML｜invoke name="tool_{i % 3}">\n{params}</｜DSML｜invoke>'
+    return f"{PROSE}<｜DSML｜function_calls>\n{invoke}\n</｜DSML｜function_calls>"
+
+
+def _harmony(i: int) -> str:
+    header = f"<|channel|>commentary to=functions.tool_{i % 3} <|constrain|>json<|message|>"
+    return (
+        f"<|channel|>analysis<|message|>{PROSE}<|end|><|start|>assistant"
+        f"{header}{json.dumps(_args(i))}<|call|><|start|>assistant"
+    )
+
+
+def _kimi(i: int) -> str:
+    head = f"<|tool_call_begin|>functions.tool_{i % 3}:{i}<|tool_call_argument_begin|>"
+    return f"{head}{json.dumps(_args(i))}<|tool_call_end|>"
+
+
+def _deepseek_v3_1(i: int) -> str:
+    return (
+        f"<｜tool▁call▁begin｜>tool_{i % 3}<｜tool▁sep｜>{json.dumps(_args(i))}<｜tool▁call▁end｜>"
+    )
+
+
+def _olmo3(i: int) -> str:
+    return f"tool_{i % 3}(" + ", ".join(f"{k}={v!r}" for k, v in _args(i).items()) + ")\n"
+
+
+def _hunyuan(i: int) -> str:
+    return f"<tool_call>tool_{i % 3}\n```json\n{json.dumps(_args(i))}\n```</tool_call>\n"
+
+
 def _repeat(unit: Callable[[int], str], size: int) -> str:
     parts: list[str] = []
     total, i = 0, 0
@@ -118,6 +190,37 @@ SAMPLES: dict[str, Callable[[int], str]] = {
             + "</invoke></calls>"
         ),
         n,
+    ),
+    # Helper A's families.
+    "qwen3_coder": lambda n: _think("<think>", "</think>") + _repeat(_qwen3_coder, n),
+    "seed_oss": lambda n: _think("<seed:think>", "</seed:think>") + _repeat(_seed_oss, n),
+    "glm_4_5": lambda n: _think("<think>", "</think>") + _repeat(_glm, n),
+    "minimax_m2": lambda n: _think("<think>", "</think>") + _repeat(_minimax, n),
+    "deepseek_v3_2": lambda n: _think("<think>", "</think>") + _repeat(_dsml, n),
+    "gpt_oss": lambda n: _repeat(_harmony, n) + "<|channel|>final<|message|>" + PROSE,
+    "kimi_k2": lambda n: (
+        _think("<think>", "</think>")
+        + "<|tool_calls_section_begin|>"
+        + _repeat(_kimi, n)
+        + "<|tool_calls_section_end|>"
+    ),
+    "deepseek_v3_1": lambda n: (
+        _think("<think>", "</think>")
+        + "<｜tool▁calls▁begin｜>"
+        + _repeat(_deepseek_v3_1, n)
+        + "<｜tool▁calls▁end｜>"
+    ),
+    "nemotron_v2": lambda n: (
+        _think("<think>", "</think>") + "<TOOLCALL>[" + _calls_list(n, _call_json) + "]</TOOLCALL>"
+    ),
+    "olmo3": lambda n: "<function_calls>\n" + _repeat(_olmo3, n) + "</function_calls>",
+    "xlam": lambda n: "[" + _calls_list(n, _call_json) + "]",
+    "hunyuan": lambda n: (
+        (_think("<think>", "</think>") + "<answer><tool_calls>" + _repeat(_hunyuan, n))
+        + "</tool_calls></answer>"
+    ),
+    "longcat": lambda n: _repeat(
+        lambda i: f"{PROSE}<longcat_tool_call>{_call_json(i)}</longcat_tool_call>\n", n
     ),
 }
 

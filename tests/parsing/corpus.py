@@ -100,11 +100,12 @@ def template_text(template: str) -> str:
 
 
 def _prefill(family: str, generation_prompt: str, template: str | None = None) -> str:
-    """The part of the generation prompt after the assistant header; a prompt without one
-    (Mistral, Firefunction, Command R here) is all reply."""
-    starts = type(parser_for(template, None, None, family=family)).assistant_start
-    found = [generation_prompt.rfind(s) + len(s) for s in starts if s in generation_prompt]
-    return generation_prompt[max(found) :] if found else generation_prompt
+    """What the parser is fed before the reply (see FamilyParser.prefill_of). A generation
+    prompt without the family's header (Mistral, Firefunction, Command R here) is all reply."""
+    cls = type(parser_for(template, None, None, family=family))
+    if cls.reply_start(generation_prompt) is None:
+        return cls.trimmed_prefill(generation_prompt)
+    return cls.prefill_of(generation_prompt)
 
 
 def parse(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from tests.parsing.helpers import calls_of, events_of, text_of
+from tests.parsing.helpers import calls_of, events_of, message_of, splits, text_of
 
 from farmhand.messages import StreamEvent
 from farmhand.parsing.hermes import HermesParser
@@ -140,3 +140,13 @@ def test_text_after_a_run_of_bare_calls_is_text() -> None:
     events = parse(CALL + "\nDone listing.")
     assert len(calls_of(events)) == 1
     assert text_of(events).strip() == "Done listing."
+
+
+def test_a_closing_tag_inside_a_json_string_is_part_of_the_value() -> None:
+    text = '<tool_call>{"name": "f", "arguments": {"a": "x</tool_call>y"}}</tool_call>Done'
+    for pieces in splits(text, every=5):
+        assert message_of(HermesParser, "", pieces) == {
+            "content": "Done",
+            "reasoning_content": "",
+            "tool_calls": [{"name": "f", "arguments": {"a": "x</tool_call>y"}}],
+        }

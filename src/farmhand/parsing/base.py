@@ -72,9 +72,40 @@ class FamilyParser:
     family: ClassVar[str] = ""
     think_open: ClassVar[str] = "<think>"
     think_close: ClassVar[str] = "</think>"
+    # Markers that end reasoning without its closing tag (they are the reply's).
+    think_interrupts: ClassVar[tuple[str, ...]] = ()
+    # The model may open reasoning again after the prompt did: that tag is skipped.
+    think_reopen_skipped: ClassVar[bool] = False
     # The template's header that starts the assistant's turn: the prompt's text after it is
     # part of the reply (see registry.prefill_of).
     assistant_start: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    def reply_start(cls, prompt: str) -> int | None:
+        """Where the reply starts in `prompt`: after its last assistant header (None if the
+        prompt has none of this family's headers)."""
+        found = [prompt.rfind(s) + len(s) for s in cls.assistant_start if s in prompt]
+        return max(found) if found else None
+
+    @classmethod
+    def prefill_of(cls, prompt: str) -> str:
+        """What the prompt already wrote of the reply, which the parser is fed first: the
+        text after the assistant header (e.g. `<think>\n` that opens reasoning). Without a
+        header it knows, a family still takes a reasoning block the prompt ends by opening.
+        A lone closing tag (the non-thinking prompt of DeepSeek or GLM ends with `</think>`)
+        closes nothing the reply has, so it is not part of the reply."""
+        start = cls.reply_start(prompt)
+        if start is None:
+            start = opened_thinking(prompt, cls.think_open, cls.think_close)
+        return "" if start is None else cls.trimmed_prefill(prompt[start:])
+
+    @classmethod
+    def trimmed_prefill(cls, prefill: str) -> str:
+        """`prefill` without a closing tag it starts with (it closes nothing the reply has)."""
+        head = prefill.lstrip(WHITESPACE)
+        if cls.think_close and head.startswith(cls.think_close):
+            return head[len(cls.think_close) :].lstrip(WHITESPACE)
+        return prefill
 
     def __init__(
         self, known_names: Collection[str] | None = None, *, options: ParserOptions | None = None
@@ -93,6 +124,8 @@ class FamilyParser:
                 self.think_close,
                 forced_open=self.options.thinking_forced_open,
                 in_content=self.options.reasoning_in_content,
+                interrupts=self.think_interrupts,
+                repeated_open_skipped=self.think_reopen_skipped,
             )
         )
         self._index = 0  # index of the call being written
@@ -213,6 +246,16 @@ class FamilyParser:
         self._events.append(event)
 
 
+def opened_thinking(prompt: str, open_tag: str, close_tag: str) -> int | None:
+    """Where the reasoning block the prompt ends with starts (`<think>\n`, or the
+    `<think></think>` of a non-thinking prompt); None when it ends otherwise."""
+    at = prompt.rfind(open_tag) if open_tag else -1
+    if at < 0:
+        return None
+    rest = prompt[at + len(open_tag) :].strip(WHITESPACE)
+    return at if rest in ("", close_tag) else None
+
+
 def _join_run(events: list[StreamEvent], run: list[str]) -> None:
     if len(run) > 1:
         last = events[-1]
@@ -261,6 +304,25 @@ class CursorParser(FamilyParser):
     def _text_to(self, end: int) -> None:
         self._text(self.buf[self._at : end])
         self._at = end
+
+    def _text_to_call(self, markers: Sequence[str], final: bool) -> str | None:
+        """Like `_text_to_marker`, for markers that open calls: the whitespace before the
+        marker goes with the call, so it is held until what follows is known."""
+        found = find_near(self.buf, markers, self._at)
+        if found is None:
+            end = self._certain(markers, final)
+            self._text_to(end if final else self._before_space(end))
+            return None
+        at, marker = found
+        self._text_to(self._before_space(at))
+        self._at = at + len(marker)
+        return marker
+
+    def _before_space(self, end: int) -> int:
+        """Where the text before `end` ends, whitespace left out."""
+        while end > self._at and self.buf[end - 1] in WHITESPACE:
+            end -= 1
+        return end
 
     def _text_to_marker(self, markers: Sequence[str], final: bool) -> str | None:
         """Report the text up to the first of `markers` and step past that marker: which

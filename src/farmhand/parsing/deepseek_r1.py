@@ -7,8 +7,9 @@
 
 The block opener has variants models write (`<｜tool▁calls｜>`, and the spellings llama.cpp
 accepts with `_` or spaces for `▁`), the fence may lack its newlines, and a call may lack
-`<｜tool▁call▁begin｜>` or `function`. Text before the block is kept as written; whitespace
-after the block is dropped and the rest is text again.
+`<｜tool▁call▁begin｜>` or `function`; DeepSeek V3.1 writes `NAME<｜tool▁sep｜>{args}`
+(no `function`, no fence), read by the same parser. Text before the block is kept as
+written; whitespace after the block is dropped and the rest is text again.
 
 Inside a block the tokens are a call whatever follows: arguments that cannot be read become a
 call with a parse error, so the model is told.
@@ -105,7 +106,9 @@ class DeepSeekR1Parser(CursorParser):
         self._scan_from = 0
         line = self.buf[start:index]
         if SEP in line:
-            line = line[line.rindex(SEP) + len(SEP) :]
+            before, _, line = line.rpartition(SEP)
+            if not line.strip() and before.strip() not in ("", "function"):
+                line = before  # V3.1 writes the name first: NAME<｜tool▁sep｜>{args}
         self._name = line.strip()
         if not self._name:
             self._open_broken()
@@ -193,3 +196,10 @@ class DeepSeekR1Parser(CursorParser):
 
 def _not_json(name: str, body: str) -> ToolCall:
     return unreadable(name, body.strip().removesuffix(FENCE), _CALL_FORM)
+
+
+class DeepSeekV31Parser(DeepSeekR1Parser):
+    """DeepSeek V3.1: R1's tokens with the name first and the arguments bare,
+    `<｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{args}<｜tool▁call▁end｜>` (R1's form is read too)."""
+
+    family = "deepseek_v3_1"

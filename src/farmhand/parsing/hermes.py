@@ -148,6 +148,13 @@ class HermesParser(FamilyParser):
         had_name = reader.name is not None
         close_at, readable = self._readable_before_closing_tag()
         end = reader.feed(self.buf[:readable])
+        while end is None and close_at >= 0 and reader.scanner.in_string:
+            # `</tool_call>` inside a JSON string is part of the value, not the closing tag.
+            close = _closing(TOOL_CALL_TAG)
+            reader.feed(close)
+            self.buf = self.buf[close_at + len(close) :]
+            close_at, readable = self._readable_before_closing_tag()
+            end = reader.feed(self.buf[:readable])
         if end is None and close_at >= 0:
             # The tag closed inside the JSON: the body is broken, not cut off.
             self.buf = self.buf[close_at + len(_closing(TOOL_CALL_TAG)) :]

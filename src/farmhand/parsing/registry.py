@@ -26,6 +26,19 @@ FAMILIES: dict[str, str] = {
     "command_r7b": "farmhand.parsing.command_r:CommandR7BParser",
     "deepseek_r1": "farmhand.parsing.deepseek_r1:DeepSeekR1Parser",
     "generic": "farmhand.parsing.generic:GenericParser",
+    "qwen3_coder": "farmhand.parsing.qwen3_coder:Qwen3CoderParser",
+    "seed_oss": "farmhand.parsing.seed_oss:SeedOssParser",
+    "gpt_oss": "farmhand.parsing.harmony:HarmonyParser",
+    "glm_4_5": "farmhand.parsing.glm:Glm45Parser",
+    "minimax_m2": "farmhand.parsing.minimax_m2:MiniMaxM2Parser",
+    "deepseek_v3_2": "farmhand.parsing.dsml:DeepSeekV32Parser",
+    "kimi_k2": "farmhand.parsing.kimi_k2:KimiK2Parser",
+    "deepseek_v3_1": "farmhand.parsing.deepseek_r1:DeepSeekV31Parser",
+    "nemotron_v2": "farmhand.parsing.nemotron_v2:NemotronV2Parser",
+    "olmo3": "farmhand.parsing.olmo3:Olmo3Parser",
+    "xlam": "farmhand.parsing.xlam:XlamParser",
+    "hunyuan": "farmhand.parsing.hunyuan:HunyuanParser",
+    "longcat": "farmhand.parsing.longcat:LongCatParser",
     # Derived from the model's own chat template (see parsing/derived); without a template,
     # or for a template whose shape it does not read, the generic parser.
     "auto": "farmhand.parsing.derived.parser:DerivedParser",
@@ -44,10 +57,45 @@ ALIASES: dict[str, str] = {
     "command_r": "command_r7b",
     "deepseek": "deepseek_r1",
     "json": "generic",
+    "qwen3_xml": "qwen3_coder",
+    "qwen3.5": "qwen3_coder",
+    "nemotron_3": "qwen3_coder",
+    "step_3.5": "qwen3_coder",
+    "seed": "seed_oss",
+    "harmony": "gpt_oss",
+    "glm": "glm_4_5",
+    "glm_4.5": "glm_4_5",
+    "glm_4.6": "glm_4_5",
+    "glm_4.7": "glm_4_5",
+    "minimax": "minimax_m2",
+    "dsml": "deepseek_v3_2",
+    "deepseek_v3.2": "deepseek_v3_2",
+    "kimi": "kimi_k2",
+    "kimi_k2_thinking": "kimi_k2",
+    "deepseek_v3": "deepseek_v3_1",
+    "deepseek_v3.1": "deepseek_v3_1",
+    "nemotron": "nemotron_v2",
+    "olmo": "olmo3",
+    "olmo_3": "olmo3",
+    "hunyuan_a13b": "hunyuan",
+    "longcat_flash": "longcat",
 }
 
 # (marker in the template, family), in the order they are checked.
 _TEMPLATE_MARKERS: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("<seed:tool_call>",), "seed_oss"),
+    (("<tool_call>", "<function=", "<parameter="), "qwen3_coder"),
+    (("<|channel|>", "<|message|>"), "gpt_oss"),
+    (("｜DSML｜",), "deepseek_v3_2"),
+    (("<minimax:tool_call>",), "minimax_m2"),
+    (("<arg_key>", "<arg_value>"), "glm_4_5"),
+    (("<|tool_calls_section_begin|>",), "kimi_k2"),
+    (("<TOOLCALL>",), "nemotron_v2"),
+    (("<function_calls>", "<|im_start|>"), "olmo3"),
+    (("<tool_calls>", "<|extra_0|>"), "hunyuan"),
+    (("<longcat_tool_call>",), "longcat"),
+    # V3.1 writes the name before the separator (R1: `function<｜tool▁sep｜>` + name).
+    (("<｜tool▁calls▁begin｜>", "['name'] + '<｜tool▁sep｜>'"), "deepseek_v3_1"),
     (("<｜tool▁calls▁begin｜>",), "deepseek_r1"),
     (("<|END_THINKING|><|START_ACTION|>",), "command_r7b"),
     (("<|START_ACTION|>",), "command_r7b"),
@@ -67,6 +115,26 @@ _NAME_HINTS: tuple[tuple[str, str], ...] = (
     ("command-r", "command_r7b"),
     ("deepseek-r1", "deepseek_r1"),
     ("r1-distill", "deepseek_r1"),
+    ("seed-oss", "seed_oss"),
+    ("qwen3-coder", "qwen3_coder"),
+    ("qwen3.5", "qwen3_coder"),
+    ("nemotron-3", "qwen3_coder"),
+    ("nemotron-nano-9b-v2", "nemotron_v2"),
+    ("nemotron-nano-12b-v2", "nemotron_v2"),
+    ("step-3.5", "qwen3_coder"),
+    ("step3.5", "qwen3_coder"),
+    ("gpt-oss", "gpt_oss"),
+    ("deepseek-v3.2", "deepseek_v3_2"),
+    ("deepseek-v3", "deepseek_v3_1"),
+    ("glm-4", "glm_4_5"),
+    ("minimax-m2", "minimax_m2"),
+    ("kimi-k2", "kimi_k2"),
+    ("qwq", "hermes_2_pro"),
+    ("olmo-3", "olmo3"),
+    ("olmo3", "olmo3"),
+    ("xlam", "xlam"),
+    ("hunyuan", "hunyuan"),
+    ("longcat", "longcat"),
     ("hermes", "hermes_2_pro"),
     ("qwen", "hermes_2_pro"),
     ("llama-3", "llama3_x"),
@@ -115,16 +183,9 @@ def detect_family(chat_template: str | None, model_name: str | None = None) -> s
 
 
 def prefill_of(family: str, prompt: str, chat_template: str | None = None) -> str:
-    """What the prompt already wrote of the reply: the text after the last assistant header
-    (e.g. `<think>\\n` that opens reasoning, or `>>>` before a Functionary call). A parser
+    """What the prompt already wrote of the reply (see FamilyParser.prefill_of): a parser
     is fed this first, so it reads the reply as the model continues it."""
-    cls = _parser_class(family, chat_template)
-    best = -1
-    for start in cls.assistant_start:
-        index = prompt.rfind(start)
-        if index >= 0:
-            best = max(best, index + len(start))
-    return prompt[best:] if best >= 0 else ""
+    return _parser_class(family, chat_template).prefill_of(prompt)
 
 
 def parser_for(

@@ -25,9 +25,19 @@ class ThinkingSplitter:
         *,
         forced_open: bool = False,
         in_content: bool = False,
+        interrupts: tuple[str, ...] = (),
+        repeated_open_skipped: bool = False,
     ) -> None:
         self.open_tag = open_tag
         self.close_tag = close_tag
+        # Markers that end reasoning without its closing tag (Kimi K2 may start its calls
+        # inside it): they are the reply's.
+        self.interrupts = interrupts
+        self._ends = (close_tag, *interrupts)
+        self._longest_end = max(map(len, self._ends))
+        # The model opens reasoning again after the prompt opened it (Nemotron Nano v2): the
+        # second tag is not reasoning.
+        self._skip_open = repeated_open_skipped
         self.in_content = in_content
         self._state = "start"
         self._buf = ""
@@ -72,10 +82,17 @@ class ThinkingSplitter:
             events.append(TextDelta("<think>"))
 
     def _think(self, events: list[StreamEvent], final: bool) -> None:
-        end = self._buf.find(self.close_tag, self._scan_from)
+        if self._skip_open:
+            head = self._buf.lstrip(WHITESPACE)
+            if not final and self.open_tag.startswith(head):
+                return  # whitespace so far, or the start of the tag
+            self._skip_open = False
+            if head.startswith(self.open_tag):
+                self._buf = head[len(self.open_tag) :]
+        end, tag = self._find_end()
         if end >= 0:
             self._emit(events, self._buf[:end].rstrip(WHITESPACE))
-            self._buf = self._buf[end + len(self.close_tag) :]
+            self._buf = self._buf[end + (len(tag) if tag == self.close_tag else 0) :]
             self._state = "after"
             if self.in_content:
                 events.append(TextDelta("</think>"))
@@ -87,7 +104,7 @@ class ThinkingSplitter:
         # Hold back what may be the start of the closing tag, and trailing whitespace, which
         # is dropped if the tag follows. Everything before `_checked` is held whitespace
         # already, so only the new text is looked at.
-        cut = len(self._buf) - held_prefix(self._buf, (self.close_tag,))
+        cut = len(self._buf) - held_prefix(self._buf, self._ends)
         last = cut - 1
         while last >= self._checked and self._buf[last] in WHITESPACE:
             last -= 1
@@ -96,7 +113,16 @@ class ThinkingSplitter:
             self._buf = self._buf[last + 1 :]
             cut -= last + 1
         self._checked = cut
-        self._scan_from = max(0, len(self._buf) - len(self.close_tag))
+        self._scan_from = max(0, len(self._buf) - self._longest_end)
+
+    def _find_end(self) -> tuple[int, str]:
+        """Where the reasoning ends (-1: not yet), and the tag or marker that ends it."""
+        best = (-1, "")
+        for tag in self._ends:
+            at = self._buf.find(tag, self._scan_from)
+            if at >= 0 and (best[0] < 0 or at < best[0]):
+                best = (at, tag)
+        return best
 
     def _emit(self, events: list[StreamEvent], text: str) -> None:
         if not self._began:

@@ -136,7 +136,11 @@ class LlamaCppProvider:
             None,
             [t.name for t in callable_tools],
             family=family,
-            options=ParserOptions(parallel_tool_calls=settings.parallel_tool_calls),
+            options=ParserOptions(
+                parallel_tool_calls=settings.parallel_tool_calls,
+                # Formats that write values as bare text type them by the tool's schema.
+                tool_schemas={t.name: t.parameters for t in callable_tools},
+            ),
         )
         # What the prompt already wrote of the reply (e.g. an opened <think>) is read first.
         opening = parser.feed(prefill_of(family, prompt, self.chat_template))
