@@ -95,10 +95,12 @@ def test_reasoning_when_the_prompt_opened_it() -> None:
 def test_a_call_streams_its_name_then_its_arguments() -> None:
     parser = DeepSeekR1Parser()
     assert parser.feed(BEGIN + "<｜tool▁call▁begin｜>function<｜tool▁sep｜>f") == []
-    assert parser.feed("\n```json\n") == [ToolCallDelta(0, name="f")]
+    [opened] = parser.feed("\n```json\n")
+    assert opened == ToolCallDelta(0, name="f", id=opened.id) and opened.id.startswith("call_")
     assert parser.feed('{"a": [1, ') == [ToolCallDelta(0, arguments='{"a":[1,')]
     [done] = parser.feed("2]}\n```<｜tool▁call▁end｜>")[-1:]
     assert isinstance(done, ToolCallEvent) and done.call.arguments == {"a": [1, 2]}
+    assert done.call.id == opened.id  # the id a streaming client saw first
 
 
 def test_output_cut_off_inside_a_call_is_a_call_with_an_error() -> None:

@@ -67,7 +67,8 @@ def test_several_calls_keep_their_ids() -> None:
 def test_a_call_streams_its_name_then_its_arguments() -> None:
     parser = GenericParser()
     assert parser.feed('{ "tool_call" : { "name" : "t') == []
-    assert parser.feed('"') == [ToolCallDelta(0, name="t")]
+    [opened] = parser.feed('"')
+    assert opened == ToolCallDelta(0, name="t", id=opened.id) and opened.id.startswith("call_")
     assert parser.feed(', "arguments": {"a": "x y') == [ToolCallDelta(0, arguments='{"a":"x y')]
 
 

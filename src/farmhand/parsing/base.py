@@ -15,6 +15,7 @@ from farmhand.messages import (
     ToolCall,
     ToolCallDelta,
     ToolCallEvent,
+    new_call_id,
 )
 from farmhand.parsing.scan import WHITESPACE, find_near, held_prefix
 from farmhand.parsing.thinking import ThinkingSplitter
@@ -130,6 +131,7 @@ class FamilyParser:
         )
         self._index = 0  # index of the call being written
         self._announced = False  # a ToolCallDelta opened the current call
+        self._call_id = ""  # the id that delta gave the current call
         self._args_sent: list[str] = []  # the argument pieces sent for the current call
         self._args_len = 0
         self._finished = False
@@ -206,12 +208,14 @@ class FamilyParser:
             self._add(TextDelta(text))
 
     def _call_started(self, name: str, call_id: str | None = None) -> None:
-        """The name of the call being written is known."""
+        """The name of the call being written is known. A call whose format carries no id
+        gets one here, so a client that streams the call sees the id the call keeps."""
         if not self._announced and self._accepting():
             self._announced = True
             self._args_sent = []
             self._args_len = 0
-            self._add(ToolCallDelta(self._index, name=name, id=call_id or ""))
+            self._call_id = call_id or new_call_id()
+            self._add(ToolCallDelta(self._index, name=name, id=self._call_id))
 
     def _call_progress(self, arguments: str | PartialArguments) -> None:
         """The arguments written so far: compact JSON text, possibly cut off, or a scanner
@@ -231,6 +235,8 @@ class FamilyParser:
 
     def _call_done(self, call: ToolCall) -> None:
         if self._accepting():
+            if self._announced and call.id.startswith("call_"):  # farmhand's, not the model's
+                call = replace(call, id=self._call_id)
             self._add(ToolCallEvent(call))
             self._index += 1
         self._announced = False
@@ -388,8 +394,9 @@ class ParsedMessage:
             elif isinstance(event, ReasoningDelta):
                 message.reasoning_content += event.text
             elif isinstance(event, ToolCallDelta):
+                model_id = "" if event.id.startswith("call_") else event.id
                 call = pending.setdefault(
-                    event.index, ParsedCall(event.name, id=event.id, partial=True)
+                    event.index, ParsedCall(event.name, id=model_id, partial=True)
                 )
                 call.arguments_text += event.arguments
             elif isinstance(event, ToolCallEvent):

@@ -26,6 +26,20 @@ class ReasoningChunk:
 
 
 @dataclass(frozen=True)
+class ToolCallWriting:
+    """A call the model is still writing: the first event of a call has its `id` and
+    `name` (as the router resolves it), the rest pieces of its arguments text.
+    `for_client`: a tool of the request's own, which the client runs (dialects stream
+    these as their own tool-call deltas)."""
+
+    index: int
+    id: str
+    name: str
+    arguments: str
+    for_client: bool
+
+
+@dataclass(frozen=True)
 class ToolCallStarted:
     call: ToolCall
 
@@ -63,5 +77,11 @@ class LoopFinished:
 
 
 LoopEvent = (
-    TurnStarted | TextChunk | ReasoningChunk | ToolCallStarted | ToolCallFinished | LoopFinished
+    TurnStarted
+    | TextChunk
+    | ReasoningChunk
+    | ToolCallWriting
+    | ToolCallStarted
+    | ToolCallFinished
+    | LoopFinished
 )

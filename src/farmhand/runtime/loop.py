@@ -14,6 +14,7 @@ from farmhand.messages import (
     ReasoningDelta,
     TextDelta,
     ToolCall,
+    ToolCallDelta,
     ToolCallEvent,
     ToolResult,
     Usage,
@@ -28,6 +29,7 @@ from farmhand.runtime.events import (
     ToolCallFinished,
     ToolCallRecord,
     ToolCallStarted,
+    ToolCallWriting,
     TurnStarted,
 )
 from farmhand.runtime.executor import Outcome, ToolRouter
@@ -115,12 +117,18 @@ async def run_loop(
         if answer_only:
             prompt = _answer_prompt(state.history)
             turn_settings = dataclasses.replace(settings, tool_choice="none")
+        writing: dict[int, ToolCallWriting] = {}  # the calls being written, by index
         async for event in provider.stream(prompt, tools, turn_settings):
             if isinstance(event, TextDelta):
                 turn.text.append(event.text)
                 yield TextChunk(event.text)
             elif isinstance(event, ReasoningDelta):
                 yield ReasoningChunk(event.text)
+            elif isinstance(event, ToolCallDelta) and not answer_only:
+                if settings.parallel_tool_calls or event.index == 0:
+                    piece = _writing(event, writing, router)
+                    if piece is not None:
+                        yield piece
             elif isinstance(event, ToolCallEvent) and not answer_only:
                 turn.calls.append(router.check(event.call))
             elif isinstance(event, Finish):
@@ -166,6 +174,22 @@ async def run_loop(
         if client_calls:
             yield state.finished(turn.answer, "client_tool_calls", client_calls)
             return
+
+
+def _writing(
+    delta: ToolCallDelta, writing: dict[int, ToolCallWriting], router: ToolRouter
+) -> ToolCallWriting | None:
+    """The loop's event for a parser's delta: the first names the call, as the router
+    resolves the name; later ones carry argument pieces of a call already named."""
+    if delta.name:
+        name = router.resolve(delta.name) or delta.name
+        opened = ToolCallWriting(delta.index, delta.id, name, "", router.is_client_tool(name))
+        writing[delta.index] = opened
+        return dataclasses.replace(opened, arguments=delta.arguments)
+    known = writing.get(delta.index)
+    if known is None or not delta.arguments:
+        return None
+    return dataclasses.replace(known, arguments=delta.arguments)
 
 
 def _for_client(call: ToolCall, router: ToolRouter) -> bool:

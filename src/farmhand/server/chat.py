@@ -78,7 +78,9 @@ def admit_servers(
     requested = [s for s in requested if not (isinstance(s, str) and s in taken)]
     policy = state.policy
     folder_path = policy.admit_dir(tools_path) if tools_path is not None else None
-    named, brought = policy.admit_servers(requested, state.known_servers(), folder=folder_path)
+    # The definitions file is read only when a request names a server.
+    known = state.known_servers() if any(isinstance(s, str) for s in requested) else {}
+    named, brought = policy.admit_servers(requested, known, folder=folder_path)
     if state.outside_config:  # a project written through the API: its servers are a client's
         brought = [*(policy.admit(s) for s in configured), *brought]
         configured = []

@@ -33,6 +33,8 @@ from farmhand.runtime.events import (
     TextChunk,
     ToolCallFinished,
     ToolCallStarted,
+    ToolCallWriting,
+    TurnStarted,
 )
 from farmhand.server.chat import run_chat
 from farmhand.server.errors import UnknownModelError, api_error, error_response, openai_body
@@ -179,6 +181,11 @@ class _StreamResponse(Response):
         self.parsed = parsed
         self.id = _completion_id()
         self.created = int(time.time())
+        # Client tool calls streamed as they are written: (turn, index in turn) -> the
+        # index in this message's tool_calls; their ids, so the finish does not repeat them.
+        self._turn = 0
+        self._call_index: dict[tuple[int, int], int] = {}
+        self._streamed_ids: set[str] = set()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         events = run_chat(self.state, self.parsed.chat)
@@ -229,6 +236,11 @@ class _StreamResponse(Response):
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
     def _render(self, event: LoopEvent) -> list[dict[str, Any]]:
+        if isinstance(event, TurnStarted):
+            self._turn = event.round
+            return []
+        if isinstance(event, ToolCallWriting):
+            return [self._chunk({"tool_calls": [d]})] if (d := self._call_delta(event)) else []
         if isinstance(event, TextChunk):
             return [self._chunk({"content": event.text})]
         if isinstance(event, ReasoningChunk):
@@ -246,10 +258,29 @@ class _StreamResponse(Response):
             return self._finish(event)
         return []
 
+    def _call_delta(self, event: ToolCallWriting) -> dict[str, Any] | None:
+        """OpenAI's streamed tool call: index, id, type and name first, then arguments."""
+        if not event.for_client:
+            return None  # farmhand runs it; reported by the `farmhand` tool_call chunks
+        key = (self._turn, event.index)
+        if key not in self._call_index:
+            self._call_index[key] = len(self._call_index)
+            self._streamed_ids.add(event.id)
+            function = {"name": event.name, "arguments": event.arguments}
+            return {
+                "index": self._call_index[key],
+                "id": event.id,
+                "type": "function",
+                "function": function,
+            }
+        return {"index": self._call_index[key], "function": {"arguments": event.arguments}}
+
     def _finish(self, done: LoopFinished) -> list[dict[str, Any]]:
         chunks = []
-        if done.pending_calls:
-            calls = [_call(call, i) for i, call in enumerate(done.pending_calls)]
+        unsent = [c for c in done.pending_calls if c.id not in self._streamed_ids]
+        if unsent:  # calls whose provider gave no deltas: whole, after the streamed ones
+            first = len(self._call_index)
+            calls = [_call(call, first + i) for i, call in enumerate(unsent)]
             chunks.append(self._chunk({"tool_calls": calls}))
         extra: dict[str, Any] = {
             "farmhand": {"stop_reason": done.stop_reason, "rounds": done.rounds}
