@@ -25,6 +25,8 @@ FAMILIES: dict[str, str] = {
     "command_r7b": "farmhand.parsing.command_r:CommandR7BParser",
     "deepseek_r1": "farmhand.parsing.deepseek_r1:DeepSeekR1Parser",
     "generic": "farmhand.parsing.generic:GenericParser",
+    "lfm2": "farmhand.parsing.lfm2:Lfm2Parser",
+    "gemma4": "farmhand.parsing.gemma4:Gemma4Parser",
 }
 
 ALIASES: dict[str, str] = {
@@ -44,6 +46,10 @@ ALIASES: dict[str, str] = {
 
 # (marker in the template, family), in the order they are checked.
 _TEMPLATE_MARKERS: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("<|tool_call_start|>",), "lfm2"),
+    (("<|tool_call>call:",), "gemma4"),
+    (("<|tool_list_start|>",), "lfm2"),
+    (("<|im_start|>", "List of tools: ["), "lfm2"),
     (("<｜tool▁calls▁begin｜>",), "deepseek_r1"),
     (("<|END_THINKING|><|START_ACTION|>",), "command_r7b"),
     (("<|START_ACTION|>",), "command_r7b"),
@@ -58,6 +64,9 @@ _TEMPLATE_MARKERS: tuple[tuple[tuple[str, ...], str], ...] = (
 
 # (substring of a lower-cased model name, family): for backends that give no template.
 _NAME_HINTS: tuple[tuple[str, str], ...] = (
+    ("lfm2", "lfm2"),
+    ("gemma-4", "gemma4"),
+    ("gemma4", "gemma4"),
     ("functionary", "functionary_v3_2"),
     ("firefunction", "firefunction_v2"),
     ("command-r", "command_r7b"),

@@ -1,0 +1,128 @@
+"""Families whose calls are a Python list of calls between two markers: `[f(a=1), g(b="x")]`.
+
+LFM2 writes `<|tool_call_start|>[f(a=1)]<|tool_call_end|>`. Each call's keyword arguments
+are read as they stream (see `python_calls.KeywordArguments`), so a client sees the name as
+soon as its `(` is written, then each argument. Text before the start marker, and after the
+end marker, is text. What follows the start marker is a call whatever it is: what cannot be
+read becomes a call with a parse error, so the model is told.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection
+from typing import ClassVar
+
+from farmhand.parsing.base import CursorParser, ParserOptions
+from farmhand.parsing.broken import cut_off, unreadable
+from farmhand.parsing.python_calls import KEYWORD_CALL, KeywordArguments
+
+CALL_HEAD = re.compile(r"([A-Za-z_][\w.\-]*)\s*\(")
+# What may still grow into a call's head.
+_HEAD_SO_FAR = re.compile(r"[A-Za-z_][\w.\-]*\s*\Z")
+_HEAD_LIMIT = 256
+_EXPECTED = f"a list of calls like [{KEYWORD_CALL}]"
+
+
+class PythonicListParser(CursorParser):
+    start_marker: ClassVar[str] = ""
+    end_marker: ClassVar[str] = ""
+
+    def __init__(
+        self, known_names: Collection[str] | None = None, *, options: ParserOptions | None = None
+    ) -> None:
+        super().__init__(known_names, options=options)
+        self._mode = "text"  # text | open | head | args | between | end | broken | after
+        self._bracketed = False
+        self._name = ""
+        self._args = KeywordArguments()
+
+    def _in_text(self, final: bool) -> bool:
+        if self._text_to_marker((self.start_marker,), final) is None:
+            return False
+        self._mode = "open"
+        return True
+
+    def _in_open(self, final: bool) -> bool:
+        """Just after the start marker: the list's `[` (a lone call is accepted too)."""
+        if not self._skip_whitespace() and not final:
+            return False
+        self._bracketed = self._starts("[")
+        self._at += self._bracketed
+        self._mode = "head"
+        return True
+
+    def _in_head(self, final: bool) -> bool:
+        """Where a call's `name(` is expected."""
+        if not self._skip_whitespace() and not final:
+            return False
+        if self._starts(self.end_marker) or (self._bracketed and self._starts("]")):
+            self._mode = "end"
+            return True
+        match = CALL_HEAD.match(self.buf, self._at)
+        if match:
+            self._name = match.group(1)
+            self._at = match.end()
+            self._args = KeywordArguments()
+            self._call_started(self._name)
+            self._mode = "args"
+            return True
+        rest = self.buf[self._at : self._at + _HEAD_LIMIT]
+        if not final and len(rest) < _HEAD_LIMIT and (_HEAD_SO_FAR.match(rest) or not rest):
+            return False
+        if not rest and final:
+            self._call_done(cut_off(None, self.start_marker + ("[" if self._bracketed else "")))
+            self._mode = "after"
+            return False
+        self._mode = "broken"
+        return True
+
+    def _in_args(self, final: bool) -> bool:
+        args = self._args
+        end = args.feed(self.buf, self._at)
+        self._at = len(self.buf) if end is None else end
+        self._call_progress(args.arguments)
+        if end is None:
+            if final:
+                self._call_done(cut_off(self._name, f"{self._name}({args.written.text}"))
+                self._mode = "after"
+            return False
+        self._call_done(args.call(self._name, self._name + "("))
+        self._mode = "between"
+        return True
+
+    def _in_between(self, final: bool) -> bool:
+        """After a call: `,` and the next, or the list's end."""
+        if not self._skip_whitespace() and not final:
+            return False
+        if self._starts(","):
+            self._at += 1
+            self._mode = "head"
+        elif self._bracketed and self._starts("]"):
+            self._at += 1
+            self._mode = "end"
+        elif self._starts(self.end_marker) or self._may_become(self.end_marker):
+            self._mode = "end"
+        else:
+            self._mode = "broken"
+        return True
+
+    def _in_end(self, final: bool) -> bool:
+        """The end marker, if written; what follows is text again."""
+        if not self._skip_whitespace() and not final:
+            return False
+        if self._starts(self.end_marker):
+            self._at += len(self.end_marker)
+        elif self._may_become(self.end_marker) and not final:
+            return False
+        self._mode = "after"
+        return True
+
+    def _in_broken(self, final: bool) -> bool:
+        """What is left of a list that is not one of calls: one call with an error."""
+        body = self._read_to_stop((self.end_marker,), final)
+        if body is None:
+            return False
+        self._call_done(unreadable(None, body, _EXPECTED))
+        self._mode = "end"
+        return True
