@@ -23,6 +23,16 @@ DIFFERENCES: dict[str, tuple[str, dict[str, Any]]] = {
         " fences from every Llama reply would change ordinary content",
         {"content": '```json\n"42"\n```'},
     ),
+    "32-mistralai-Ministral-3-14B-Reasoning-2512": (
+        "as row 320: under a json_schema response format llama.cpp strips the ```json fence;"
+        " farmhand keeps the reply as written",
+        {"content": '```json\n{"amount": 123.45, "date": "2025-12-03"}\n```'},
+    ),
+    "244-Reka-Edge": (
+        'a call cut off after `"arg1":`: farmhand shows the partial arguments compact, as'
+        " written so far; llama.cpp re-serializes them with a space after the colon",
+        {"tool_calls": [{"name": "special_function", "arguments": '{"arg1":', "id": ""}]},
+    ),
 }
 
 

@@ -27,6 +27,8 @@ FAMILIES: dict[str, str] = {
     "generic": "farmhand.parsing.generic:GenericParser",
     "lfm2": "farmhand.parsing.lfm2:Lfm2Parser",
     "gemma4": "farmhand.parsing.gemma4:Gemma4Parser",
+    "reka": "farmhand.parsing.reka:RekaParser",
+    "magistral": "farmhand.parsing.mistral:MagistralParser",
 }
 
 ALIASES: dict[str, str] = {
@@ -41,6 +43,9 @@ ALIASES: dict[str, str] = {
     "firefunction": "firefunction_v2",
     "command_r": "command_r7b",
     "deepseek": "deepseek_r1",
+    "ministral": "magistral",
+    "devstral": "magistral",
+    "mistral_small": "magistral",
     "json": "generic",
 }
 
@@ -48,6 +53,8 @@ ALIASES: dict[str, str] = {
 _TEMPLATE_MARKERS: tuple[tuple[tuple[str, ...], str], ...] = (
     (("<|tool_call_start|>",), "lfm2"),
     (("<|tool_call>call:",), "gemma4"),
+    (("<REKA_IMG_TOKEN>",), "reka"),
+    (("[TOOL_CALLS]", "[ARGS]"), "magistral"),
     (("<|tool_list_start|>",), "lfm2"),
     (("<|im_start|>", "List of tools: ["), "lfm2"),
     (("<｜tool▁calls▁begin｜>",), "deepseek_r1"),
@@ -67,6 +74,12 @@ _NAME_HINTS: tuple[tuple[str, str], ...] = (
     ("lfm2", "lfm2"),
     ("gemma-4", "gemma4"),
     ("gemma4", "gemma4"),
+    ("reka", "reka"),
+    ("magistral", "magistral"),
+    ("ministral", "magistral"),
+    ("devstral", "magistral"),
+    ("mistral-small-3", "magistral"),
+    ("mistral-medium-3", "magistral"),
     ("functionary", "functionary_v3_2"),
     ("firefunction", "firefunction_v2"),
     ("command-r", "command_r7b"),
