@@ -29,6 +29,8 @@ FAMILIES: dict[str, str] = {
     "gemma4": "farmhand.parsing.gemma4:Gemma4Parser",
     "reka": "farmhand.parsing.reka:RekaParser",
     "magistral": "farmhand.parsing.mistral:MagistralParser",
+    "command_r_plus": "farmhand.parsing.command_r:CommandRPlusParser",
+    "minicpm": "farmhand.parsing.minicpm:MiniCpmParser",
 }
 
 ALIASES: dict[str, str] = {
@@ -55,6 +57,9 @@ _TEMPLATE_MARKERS: tuple[tuple[tuple[str, ...], str], ...] = (
     (("<|tool_call>call:",), "gemma4"),
     (("<REKA_IMG_TOKEN>",), "reka"),
     (("[TOOL_CALLS]", "[ARGS]"), "magistral"),
+    (("<|CHATBOT_TOKEN|>", "Action:\\n```json"), "command_r_plus"),
+    (("<function name=", "<param name="), "minicpm"),
+    (("<|CHATBOT_TOKEN|>", "Action:\n```json"), "command_r_plus"),
     (("<|tool_list_start|>",), "lfm2"),
     (("<|im_start|>", "List of tools: ["), "lfm2"),
     (("<｜tool▁calls▁begin｜>",), "deepseek_r1"),
@@ -80,6 +85,11 @@ _NAME_HINTS: tuple[tuple[str, str], ...] = (
     ("devstral", "magistral"),
     ("mistral-small-3", "magistral"),
     ("mistral-medium-3", "magistral"),
+    ("minicpm", "minicpm"),
+    ("command-r-plus", "command_r_plus"),
+    ("command-r+", "command_r_plus"),
+    ("command-a", "command_r7b"),
+    ("c4ai-command", "command_r7b"),
     ("functionary", "functionary_v3_2"),
     ("firefunction", "firefunction_v2"),
     ("command-r", "command_r7b"),
