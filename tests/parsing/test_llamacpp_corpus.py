@@ -23,6 +23,21 @@ DIFFERENCES: dict[str, tuple[str, dict[str, Any]]] = {
         " fences from every Llama reply would change ordinary content",
         {"content": '```json\n"42"\n```'},
     ),
+    "88-granite": (
+        "an unfinished reply, reasoning not split out (reasoning_format none): llama.cpp holds"
+        " back `<think` as if it might open reasoning; farmhand shows the text as written",
+        {"content": "<think"},
+    ),
+    "90-granite": (
+        "an unfinished reply, reasoning not split out: llama.cpp's partial parse shows nothing;"
+        " farmhand shows the text as written so far (`<response` may still grow into a tag)",
+        {"content": "<think>I'm\nthinking</think><response"},
+    ),
+    "95-granite": (
+        "a call object not closed yet (`..., {` follows its arguments): farmhand shows it as"
+        " a partial call, its arguments compact as written; llama.cpp re-serializes them",
+        {"tool_calls": [{"name": "special_function", "arguments": '{"arg1":1}', "id": ""}]},
+    ),
     "32-mistralai-Ministral-3-14B-Reasoning-2512": (
         "as row 320: under a json_schema response format llama.cpp strips the ```json fence;"
         " farmhand keeps the reply as written",
@@ -96,7 +111,7 @@ def test_llamacpp_autoparser_case(case: Case) -> None:
 
 
 def test_corpus_is_read_whole() -> None:
-    assert len(old_cases()) == 79
+    assert len(old_cases()) == 96
     assert len(autoparser_cases()) == 373
     old_families = {c.family for c in old_cases()}
     assert old_families == {
@@ -110,4 +125,6 @@ def test_corpus_is_read_whole() -> None:
         "command_r7b",
         "deepseek_r1",
         "generic",
+        "granite",
+        "magistral",
     }

@@ -12,7 +12,7 @@ from typing import ClassVar
 from farmhand.parsing.base import FamilyParser, ParserOptions, call_from_object
 from farmhand.parsing.broken import CALL_OBJECT, BrokenBody, cut_off, not_a_call_object, unreadable
 from farmhand.parsing.reader import CallObjectReader
-from farmhand.parsing.scan import WHITESPACE, JsonScanner, held_prefix
+from farmhand.parsing.scan import WHITESPACE, JsonScanner, find_first, held_prefix
 
 
 class CallArrayParser(FamilyParser):
@@ -26,6 +26,9 @@ class CallArrayParser(FamilyParser):
     # `[` (" functools[") or is followed by the array ("[TOOL_CALLS]", then `[`).
     markers: ClassVar[tuple[str, ...]] = ()
     marker_opens_array: ClassVar[bool] = False
+    # Tags around the reply that are not text (Granite's <response>), dropped when reasoning
+    # is split out (with reasoning_format none the reply is kept as written).
+    reply_tags: ClassVar[tuple[str, ...]] = ()
 
     def __init__(
         self, known_names: Collection[str] | None = None, *, options: ParserOptions | None = None
@@ -46,7 +49,13 @@ class CallArrayParser(FamilyParser):
         return best
 
     def _in_text(self, final: bool) -> bool:
+        tags = self.reply_tags if self._thinking is not None else ()
         found = self._find_marker(self.buf)
+        tag = find_first(self.buf[: found[0]] if found else self.buf, tags)
+        if tag is not None:
+            self._text(self.buf[: tag[0]])
+            self.buf = self.buf[tag[0] + len(tag[1]) :]
+            return True
         if found is not None:
             self._text(self.buf[: found[0]])
             self.buf = self.buf[found[1] :]
@@ -55,7 +64,8 @@ class CallArrayParser(FamilyParser):
             else:
                 self._mode = "open"
             return True
-        end = len(self.buf) if final else len(self.buf) - held_prefix(self.buf, self.markers)
+        held = held_prefix(self.buf, (*self.markers, *tags))
+        end = len(self.buf) if final else len(self.buf) - held
         self._text(self.buf[:end])
         self.buf = self.buf[end:]
         return False

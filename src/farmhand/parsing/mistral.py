@@ -16,7 +16,7 @@ from collections.abc import Collection
 from dataclasses import replace
 
 from farmhand.parsing.base import CursorParser, ParserOptions
-from farmhand.parsing.broken import EXCERPT_LIMIT, call_from_arguments_text, cut_off, unreadable
+from farmhand.parsing.broken import call_from_arguments_text, cut_off, unreadable
 from farmhand.parsing.call_array import CallArrayParser
 from farmhand.parsing.scan import JsonScanner, find_bounded
 
@@ -44,7 +44,7 @@ class MagistralParser(CursorParser):
         self, known_names: Collection[str] | None = None, *, options: ParserOptions | None = None
     ) -> None:
         super().__init__(known_names, options=options)
-        self._mode = "text"  # text | head | args | after
+        self._mode = "text"  # text | head | args | broken | after
         self._name = ""
         self._id = ""
         self._args = JsonScanner()
@@ -80,14 +80,22 @@ class MagistralParser(CursorParser):
             self._mode = "args"
         return True
 
+    def _in_broken(self, final: bool) -> bool:
+        """Arguments that are not JSON: a call with an error, up to the next call."""
+        body = self._read_to_stop((TOOL_CALLS,), final)
+        if body is None:
+            return False
+        self._call_done(unreadable(self._name, self._name + ARGS + body, _EXPECTED))
+        self._mode = "text"
+        return True
+
     def _in_args(self, final: bool) -> bool:
         args = self._args
         while True:  # a window at a time: the rest of a long output is not copied per call
             piece = self.buf[self._at : self._at + _WINDOW]
             end = args.feed(piece)
             if args.invalid:
-                self._call_done(unreadable(self._name, piece[:EXCERPT_LIMIT], _EXPECTED))
-                self._mode = "text"
+                self._mode = "broken"
                 return True
             self._at += len(piece) if end is None else end
             if end is not None or not piece:

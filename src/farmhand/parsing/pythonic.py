@@ -68,7 +68,8 @@ class PythonicListParser(CursorParser):
             self._mode = "args"
             return True
         rest = self.buf[self._at : self._at + _HEAD_LIMIT]
-        if not final and len(rest) < _HEAD_LIMIT and (_HEAD_SO_FAR.match(rest) or not rest):
+        may_grow = not rest or _HEAD_SO_FAR.match(rest) or self._may_become(self.end_marker)
+        if not final and len(rest) < _HEAD_LIMIT and may_grow:
             return False
         if not rest and final:
             self._call_done(cut_off(None, self.start_marker + ("[" if self._bracketed else "")))

@@ -31,6 +31,8 @@ FAMILIES: dict[str, str] = {
     "magistral": "farmhand.parsing.mistral:MagistralParser",
     "command_r_plus": "farmhand.parsing.command_r:CommandRPlusParser",
     "minicpm": "farmhand.parsing.minicpm:MiniCpmParser",
+    "granite": "farmhand.parsing.granite:Granite3Parser",
+    "granite4": "farmhand.parsing.granite:Granite4Parser",
 }
 
 ALIASES: dict[str, str] = {
@@ -59,6 +61,8 @@ _TEMPLATE_MARKERS: tuple[tuple[tuple[str, ...], str], ...] = (
     (("[TOOL_CALLS]", "[ARGS]"), "magistral"),
     (("<|CHATBOT_TOKEN|>", "Action:\\n```json"), "command_r_plus"),
     (("<function name=", "<param name="), "minicpm"),
+    (("<|start_of_role|>", "<|tool_call|>"), "granite"),
+    (("<|start_of_role|>", "<tool_call>"), "granite4"),
     (("<|CHATBOT_TOKEN|>", "Action:\n```json"), "command_r_plus"),
     (("<|tool_list_start|>",), "lfm2"),
     (("<|im_start|>", "List of tools: ["), "lfm2"),
@@ -86,6 +90,9 @@ _NAME_HINTS: tuple[tuple[str, str], ...] = (
     ("mistral-small-3", "magistral"),
     ("mistral-medium-3", "magistral"),
     ("minicpm", "minicpm"),
+    ("granite-4", "granite4"),
+    ("granite4", "granite4"),
+    ("granite", "granite"),
     ("command-r-plus", "command_r_plus"),
     ("command-r+", "command_r_plus"),
     ("command-a", "command_r7b"),
