@@ -111,7 +111,7 @@ def test_llamacpp_autoparser_case(case: Case) -> None:
 
 
 def test_corpus_is_read_whole() -> None:
-    assert len(old_cases()) == 96
+    assert len(old_cases()) == 103
     assert len(autoparser_cases()) == 373
     old_families = {c.family for c in old_cases()}
     assert old_families == {
@@ -127,4 +127,5 @@ def test_corpus_is_read_whole() -> None:
         "generic",
         "granite",
         "magistral",
+        "apertus",
     }

@@ -33,6 +33,10 @@ FAMILIES: dict[str, str] = {
     "minicpm": "farmhand.parsing.minicpm:MiniCpmParser",
     "granite": "farmhand.parsing.granite:Granite3Parser",
     "granite4": "farmhand.parsing.granite:Granite4Parser",
+    "gigachat": "farmhand.parsing.gigachat:GigaChatParser",
+    "apriel": "farmhand.parsing.apriel:AprielParser",
+    "apertus": "farmhand.parsing.apertus:ApertusParser",
+    "gemma": "farmhand.parsing.gemma:GemmaParser",
 }
 
 ALIASES: dict[str, str] = {
@@ -63,6 +67,9 @@ _TEMPLATE_MARKERS: tuple[tuple[tuple[str, ...], str], ...] = (
     (("<function name=", "<param name="), "minicpm"),
     (("<|start_of_role|>", "<|tool_call|>"), "granite"),
     (("<|start_of_role|>", "<tool_call>"), "granite4"),
+    (("<|role_sep|>", "<|message_sep|>"), "gigachat"),
+    (("[BEGIN FINAL RESPONSE]", "<tool_calls>"), "apriel"),
+    (("<|tools_prefix|>",), "apertus"),
     (("<|CHATBOT_TOKEN|>", "Action:\n```json"), "command_r_plus"),
     (("<|tool_list_start|>",), "lfm2"),
     (("<|im_start|>", "List of tools: ["), "lfm2"),
@@ -76,6 +83,7 @@ _TEMPLATE_MARKERS: tuple[tuple[tuple[str, ...], str], ...] = (
     (("<|start_header_id|>ipython<|end_header_id|>", "<|python_tag|>"), "llama3_x_builtin_tools"),
     (("<|start_header_id|>ipython<|end_header_id|>",), "llama3_x"),
     (("[TOOL_CALLS]",), "mistral_nemo"),
+    (("<start_of_turn>model",), "gemma"),
 )
 
 # (substring of a lower-cased model name, family): for backends that give no template.
@@ -93,6 +101,9 @@ _NAME_HINTS: tuple[tuple[str, str], ...] = (
     ("granite-4", "granite4"),
     ("granite4", "granite4"),
     ("granite", "granite"),
+    ("gigachat", "gigachat"),
+    ("apriel", "apriel"),
+    ("apertus", "apertus"),
     ("command-r-plus", "command_r_plus"),
     ("command-r+", "command_r_plus"),
     ("command-a", "command_r7b"),
@@ -108,6 +119,7 @@ _NAME_HINTS: tuple[tuple[str, str], ...] = (
     ("llama3", "llama3_x"),
     ("mistral", "mistral_nemo"),
     ("nemo", "mistral_nemo"),
+    ("gemma", "gemma"),
 )
 
 
