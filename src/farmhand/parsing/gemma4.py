@@ -10,11 +10,12 @@ text. With reasoning not split out (reasoning_format none), channels stay in the
 from __future__ import annotations
 
 from collections.abc import Collection
+from typing import ClassVar
 
 from farmhand.messages import ReasoningDelta, ToolCall
 from farmhand.parsing.base import CursorParser, ParserOptions
 from farmhand.parsing.broken import cut_off, unreadable
-from farmhand.parsing.gemma_args import GemmaArguments
+from farmhand.parsing.gemma_args import QUOTE, GemmaArguments
 
 TOOL_CALL = "<|tool_call>"
 TOOL_CALL_END = "<tool_call|>"
@@ -24,7 +25,6 @@ THOUGHT = "thought"
 TURN_ENDS = ("<|tool_response>", "<turn|>")
 _CALL_PREFIX = "call:"
 _HEAD_LIMIT = 256
-_EXPECTED = f'{TOOL_CALL}{_CALL_PREFIX}NAME{{key:<|"|>value<|"|>}}{TOOL_CALL_END}'
 
 
 class Gemma4Parser(CursorParser):
@@ -32,21 +32,27 @@ class Gemma4Parser(CursorParser):
     think_open = CHANNEL + THOUGHT
     think_close = CHANNEL_END
     assistant_start = ("<|turn>model\n",)
+    call_start: ClassVar[str] = TOOL_CALL
+    call_end: ClassVar[str] = TOOL_CALL_END
+    quote: ClassVar[str] = QUOTE
+    turn_ends: ClassVar[tuple[str, ...]] = TURN_ENDS
+    # The reasoning channel's tokens, when the family has one.
+    channel: ClassVar[tuple[str, str] | None] = (CHANNEL, CHANNEL_END)
 
     def __init__(
         self, known_names: Collection[str] | None = None, *, options: ParserOptions | None = None
     ) -> None:
         super().__init__(known_names, options=options)
         self._mode = "text"  # text | head | args | close | broken | channel | after
-        self._markers: tuple[str, ...] = (TOOL_CALL, *TURN_ENDS)
-        if self._thinking is not None:
-            self._markers += (CHANNEL, CHANNEL_END)
+        self._markers: tuple[str, ...] = (self.call_start, *self.turn_ends)
+        if self._thinking is not None and self.channel is not None:
+            self._markers += self.channel
         self._name = ""
-        self._args = GemmaArguments()
+        self._args = GemmaArguments(self.quote)
 
     def _in_text(self, final: bool) -> bool:
         marker = self._text_to_marker(self._markers, final)
-        if marker == TOOL_CALL:
+        if marker == self.call_start:
             self._name = ""
             self._mode = "head"
         elif marker == CHANNEL:
@@ -56,7 +62,7 @@ class Gemma4Parser(CursorParser):
     def _in_head(self, final: bool) -> bool:
         """`call:NAME` up to the arguments' `{`."""
         brace = self.buf.find("{", self._at, self._at + _HEAD_LIMIT)
-        end = self.buf.find(TOOL_CALL_END, self._at, self._at + _HEAD_LIMIT)
+        end = self.buf.find(self.call_end, self._at, self._at + _HEAD_LIMIT)
         if brace < 0 or 0 <= end < brace:
             if end < 0 and not final and len(self.buf) - self._at < _HEAD_LIMIT:
                 return False
@@ -64,7 +70,7 @@ class Gemma4Parser(CursorParser):
             return True
         self._name = self.buf[self._at : brace].strip().removeprefix(_CALL_PREFIX).strip()
         self._at = brace
-        self._args = GemmaArguments()
+        self._args = GemmaArguments(self.quote)
         self._call_started(self._name)
         self._mode = "args"
         return True
@@ -83,7 +89,9 @@ class Gemma4Parser(CursorParser):
             return False
         value, _ = args.value()
         written = f"call:{self._name}{args.written.text}"
-        call = ToolCall(self._name, value) if value is not None else _broken(self._name, written)
+        call = (
+            ToolCall(self._name, value) if value is not None else self._broken(self._name, written)
+        )
         self._call_done(call)
         self._mode = "close"
         return True
@@ -91,20 +99,20 @@ class Gemma4Parser(CursorParser):
     def _in_close(self, final: bool) -> bool:
         if not self._skip_whitespace() and not final:
             return False
-        if self._starts(TOOL_CALL_END):
-            self._at += len(TOOL_CALL_END)
-        elif self._may_become(TOOL_CALL_END) and not final:
+        if self._starts(self.call_end):
+            self._at += len(self.call_end)
+        elif self._may_become(self.call_end) and not final:
             return False
         self._mode = "after"
         return True
 
     def _in_broken(self, final: bool) -> bool:
         """A call that cannot be read: one call with an error, up to `<tool_call|>`."""
-        body = self._read_to_stop((TOOL_CALL_END,), final)
+        body = self._read_to_stop((self.call_end,), final)
         if body is None:
             return False
         written = f"call:{self._name}{self._args.written.text}" if self._name else ""
-        self._call_done(_broken(self._name, written + body))
+        self._call_done(self._broken(self._name, written + body))
         self._mode = "close"
         return True
 
@@ -121,6 +129,7 @@ class Gemma4Parser(CursorParser):
         self._mode = "text"
         return True
 
-
-def _broken(name: str, written: str) -> ToolCall:
-    return unreadable(name or None, written, _EXPECTED)
+    def _broken(self, name: str, written: str) -> ToolCall:
+        q = self.quote
+        expected = f"{self.call_start}{_CALL_PREFIX}NAME{{key:{q}value{q}}}{self.call_end}"
+        return unreadable(name or None, written, expected)

@@ -1,10 +1,11 @@
 """Gemma 4's argument objects, `{city:<|"|>Paris<|"|>,days:3,tags:[<|"|>a<|"|>]}`, as JSON.
 
 Gemma 4 writes a call's arguments like JSON with bare keys, and strings quoted with the
-`<|"|>` token, in which anything may appear (quotes, braces, `<tool_call|>`): so the end
-of the object is found by reading its structure, never by searching for a marker. The
-object is translated to JSON text while it streams; a bare value that is not a JSON number,
-true, false or null is taken as a string (as the model meant it).
+`<|"|>` token (FunctionGemma the same, quoting with `<escape>`), in which anything may
+appear (quotes, braces, `<tool_call|>`): so the end of the object is found by reading its
+structure, never by searching for a marker. The object is translated to JSON text while it
+streams; a bare value that is not a JSON number, true, false or null is taken as a string
+(as the model meant it).
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ _BARE_LIMIT = 256
 class GemmaArguments:
     """Fed from the object's `{`: `feed` reads what it can and says how far it got."""
 
-    def __init__(self) -> None:
+    def __init__(self, quote: str = QUOTE) -> None:
+        self.quote = quote
         self.arguments = ArgumentText()
         self.written = BrokenBody()  # the start of the raw text, quoted by errors
         self.done = False
@@ -48,7 +50,7 @@ class GemmaArguments:
 
     def _read(self, text: str, i: int, final: bool) -> int:
         while i < len(text) and not (self.done or self.invalid):
-            if self._string == QUOTE:
+            if self._string == self.quote:
                 i = self._in_quote(text, i, final)
                 if self._string:
                     return i
@@ -56,29 +58,34 @@ class GemmaArguments:
             ch = text[i]
             if self._string:
                 self._in_json_string(ch)
-            elif ch == "<" and text.startswith(QUOTE, i):
+            elif ch == self.quote[0] and text.startswith(self.quote, i):
                 self._flush()
-                self._string = QUOTE
+                self._string = self.quote
                 self.arguments.add('"')
-                i += len(QUOTE)
+                i += len(self.quote)
                 continue
-            elif ch == "<" and not final and QUOTE.startswith(text[i : i + len(QUOTE)]):
+            elif ch == self.quote[0] and not final and self._may_be_quote(text, i):
                 return i  # may be the start of a quote: wait for more
             else:
                 self._structure(ch)
             i += 1
         return i
 
+    def _may_be_quote(self, text: str, i: int) -> bool:
+        rest = text[i : i + len(self.quote)]
+        return len(rest) < len(self.quote) and self.quote.startswith(rest)
+
     def _in_quote(self, text: str, i: int, final: bool) -> int:
-        end = text.find(QUOTE, i)
+        end = text.find(self.quote, i)
         if end < 0:
-            cut = len(text) if final else max(i, len(text) - held_prefix(text, (QUOTE,)))
+            held = held_prefix(text, (self.quote,))
+            cut = len(text) if final else max(i, len(text) - held)
             self.arguments.add_string_part(text[i:cut])
             return cut
         self.arguments.add_string_part(text[i:end])
         self.arguments.add('"')
         self._string = ""
-        return end + len(QUOTE)
+        return end + len(self.quote)
 
     def _in_json_string(self, ch: str) -> None:
         """A string written with JSON's own quotes: copied as it is."""

@@ -37,6 +37,7 @@ FAMILIES: dict[str, str] = {
     "apriel": "farmhand.parsing.apriel:AprielParser",
     "apertus": "farmhand.parsing.apertus:ApertusParser",
     "gemma": "farmhand.parsing.gemma:GemmaParser",
+    "function_gemma": "farmhand.parsing.function_gemma:FunctionGemmaParser",
 }
 
 ALIASES: dict[str, str] = {
@@ -61,6 +62,7 @@ ALIASES: dict[str, str] = {
 _TEMPLATE_MARKERS: tuple[tuple[tuple[str, ...], str], ...] = (
     (("<|tool_call_start|>",), "lfm2"),
     (("<|tool_call>call:",), "gemma4"),
+    (("<start_function_call>",), "function_gemma"),
     (("<REKA_IMG_TOKEN>",), "reka"),
     (("[TOOL_CALLS]", "[ARGS]"), "magistral"),
     (("<|CHATBOT_TOKEN|>", "Action:\\n```json"), "command_r_plus"),
@@ -89,6 +91,8 @@ _TEMPLATE_MARKERS: tuple[tuple[tuple[str, ...], str], ...] = (
 # (substring of a lower-cased model name, family): for backends that give no template.
 _NAME_HINTS: tuple[tuple[str, str], ...] = (
     ("lfm2", "lfm2"),
+    ("functiongemma", "function_gemma"),
+    ("function-gemma", "function_gemma"),
     ("gemma-4", "gemma4"),
     ("gemma4", "gemma4"),
     ("reka", "reka"),
