@@ -1,6 +1,8 @@
 """Families whose calls are a Python list of calls between two markers: `[f(a=1), g(b="x")]`.
 
-LFM2 writes `<|tool_call_start|>[f(a=1)]<|tool_call_end|>`. Each call's keyword arguments
+LFM2 writes `<|tool_call_start|>[f(a=1)]<|tool_call_end|>`; Llama 4 writes the list bare
+at the start of its reply (or between `<|python_start|>` and `<|python_end|>`), so there a
+reply that starts with `[name(` is calls, and any other reply is text. Each call's keyword arguments
 are read as they stream (see `python_calls.KeywordArguments`), so a client sees the name as
 soon as its `(` is written, then each argument. Text before the start marker, and after the
 end marker, is text. What follows the start marker is a call whatever it is: what cannot be
@@ -18,6 +20,8 @@ from farmhand.parsing.broken import cut_off, unreadable
 from farmhand.parsing.python_calls import KEYWORD_CALL, KeywordArguments
 
 CALL_HEAD = re.compile(r"([A-Za-z_][\w.\-]*)\s*\(")
+_BARE_LIST = re.compile(r"\s*\[\s*[A-Za-z_][\w.\-]*\s*\(")
+_BARE_LIST_SO_FAR = re.compile(r"\s*(?:\[\s*(?:[A-Za-z_][\w.\-]*\s*)?)?")
 # What may still grow into a call's head.
 _HEAD_SO_FAR = re.compile(r"[A-Za-z_][\w.\-]*\s*\Z")
 _HEAD_LIMIT = 256
@@ -27,15 +31,30 @@ _EXPECTED = f"a list of calls like [{KEYWORD_CALL}]"
 class PythonicListParser(CursorParser):
     start_marker: ClassVar[str] = ""
     end_marker: ClassVar[str] = ""
+    # A list of calls may also open the reply without the start marker.
+    bare_list_at_start: ClassVar[bool] = False
 
     def __init__(
         self, known_names: Collection[str] | None = None, *, options: ParserOptions | None = None
     ) -> None:
         super().__init__(known_names, options=options)
-        self._mode = "text"  # text | open | head | args | between | end | broken | after
+        # start | text | open | head | args | between | end | broken | after
+        self._mode = "start" if self.bare_list_at_start else "text"
         self._bracketed = False
         self._name = ""
         self._args = KeywordArguments()
+
+    def _in_start(self, final: bool) -> bool:
+        """The reply's start: a bare list of calls, or text."""
+        if _BARE_LIST.match(self.buf, self._at):
+            self._skip_whitespace()
+            self._mode = "open"
+            return True
+        rest = self.buf[self._at : self._at + _HEAD_LIMIT]
+        if not final and len(rest) < _HEAD_LIMIT and _BARE_LIST_SO_FAR.fullmatch(rest):
+            return False
+        self._mode = "text"
+        return True
 
     def _in_text(self, final: bool) -> bool:
         if self._text_to_marker((self.start_marker,), final) is None:

@@ -38,6 +38,7 @@ FAMILIES: dict[str, str] = {
     "apertus": "farmhand.parsing.apertus:ApertusParser",
     "gemma": "farmhand.parsing.gemma:GemmaParser",
     "function_gemma": "farmhand.parsing.function_gemma:FunctionGemmaParser",
+    "llama4_pythonic": "farmhand.parsing.llama4:Llama4Parser",
 }
 
 ALIASES: dict[str, str] = {
@@ -54,6 +55,8 @@ ALIASES: dict[str, str] = {
     "deepseek": "deepseek_r1",
     "ministral": "magistral",
     "devstral": "magistral",
+    "llama4": "llama4_pythonic",
+    "pythonic": "llama4_pythonic",
     "mistral_small": "magistral",
     "json": "generic",
 }
@@ -63,6 +66,7 @@ _TEMPLATE_MARKERS: tuple[tuple[tuple[str, ...], str], ...] = (
     (("<|tool_call_start|>",), "lfm2"),
     (("<|tool_call>call:",), "gemma4"),
     (("<start_function_call>",), "function_gemma"),
+    (("<|header_start|>",), "llama4_pythonic"),
     (("<REKA_IMG_TOKEN>",), "reka"),
     (("[TOOL_CALLS]", "[ARGS]"), "magistral"),
     (("<|CHATBOT_TOKEN|>", "Action:\\n```json"), "command_r_plus"),
@@ -92,6 +96,8 @@ _TEMPLATE_MARKERS: tuple[tuple[tuple[str, ...], str], ...] = (
 _NAME_HINTS: tuple[tuple[str, str], ...] = (
     ("lfm2", "lfm2"),
     ("functiongemma", "function_gemma"),
+    ("llama-4", "llama4_pythonic"),
+    ("llama4", "llama4_pythonic"),
     ("function-gemma", "function_gemma"),
     ("gemma-4", "gemma4"),
     ("gemma4", "gemma4"),
