@@ -27,7 +27,8 @@ class CallArrayParser(FamilyParser):
     """
 
     # What starts the calls (the earliest found wins), and whether it ends with the array's
-    # `[` (" functools[") or is followed by the array ("[TOOL_CALLS]", then `[`).
+    # `[` (" functools[") or is followed by the array ("[TOOL_CALLS]", then `[`); a marker
+    # whose last character is `[` opens the array in any case.
     markers: ClassVar[tuple[str, ...]] = ()
     marker_opens_array: ClassVar[bool] = False
     # Tags around the reply that are not text (Granite's <response>), dropped when reasoning
@@ -70,8 +71,9 @@ class CallArrayParser(FamilyParser):
             return True
         if found is not None:
             self._text(self.buf[: found[0]])
+            opens_array = self.marker_opens_array or self.buf[found[1] - 1] == "["
             self.buf = self.buf[found[1] :]
-            if self.marker_opens_array:
+            if opens_array:
                 self._open_array("[")
             else:
                 self._mode = "open"

@@ -39,6 +39,10 @@ FAMILIES: dict[str, str] = {
     "gemma": "farmhand.parsing.gemma:GemmaParser",
     "function_gemma": "farmhand.parsing.function_gemma:FunctionGemmaParser",
     "llama4_pythonic": "farmhand.parsing.llama4:Llama4Parser",
+    "phi4_mini": "farmhand.parsing.phi4:Phi4MiniParser",
+    "internlm": "farmhand.parsing.internlm:InternLmParser",
+    "jamba": "farmhand.parsing.jamba:JambaParser",
+    "ernie4_5": "farmhand.parsing.ernie:ErnieParser",
 }
 
 ALIASES: dict[str, str] = {
@@ -57,6 +61,8 @@ ALIASES: dict[str, str] = {
     "devstral": "magistral",
     "llama4": "llama4_pythonic",
     "pythonic": "llama4_pythonic",
+    "ernie": "ernie4_5",
+    "phi4": "phi4_mini",
     "mistral_small": "magistral",
     "json": "generic",
 }
@@ -67,6 +73,9 @@ _TEMPLATE_MARKERS: tuple[tuple[tuple[str, ...], str], ...] = (
     (("<|tool_call>call:",), "gemma4"),
     (("<start_function_call>",), "function_gemma"),
     (("<|header_start|>",), "llama4_pythonic"),
+    (("<|tool|>", "<|/tool|>"), "phi4_mini"),
+    (("<|action_start|>", "<|plugin|>"), "internlm"),
+    (("<|bom|>", "<tool_calls>"), "jamba"),
     (("<REKA_IMG_TOKEN>",), "reka"),
     (("[TOOL_CALLS]", "[ARGS]"), "magistral"),
     (("<|CHATBOT_TOKEN|>", "Action:\\n```json"), "command_r_plus"),
@@ -97,6 +106,12 @@ _NAME_HINTS: tuple[tuple[str, str], ...] = (
     ("lfm2", "lfm2"),
     ("functiongemma", "function_gemma"),
     ("llama-4", "llama4_pythonic"),
+    ("phi-4", "phi4_mini"),
+    ("internlm", "internlm"),
+    ("intern-s1", "internlm"),
+    ("jamba", "jamba"),
+    ("ernie", "ernie4_5"),
+    ("phi4", "phi4_mini"),
     ("llama4", "llama4_pythonic"),
     ("function-gemma", "function_gemma"),
     ("gemma-4", "gemma4"),
