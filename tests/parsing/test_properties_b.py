@@ -1,0 +1,90 @@
+"""Properties of the families added for issue 14 (helper B's), on generated outputs built
+from their own markup: fed in any split a parser gives what it gives for the whole output,
+and garbage never raises (test_properties covers every family with the older families'
+markup; this adds the markup these families react to)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from tests.parsing.helpers import split_at
+
+from farmhand.messages import StreamEvent
+from farmhand.parsing.base import ParsedMessage, ParserOptions
+from farmhand.parsing.registry import parser_for
+
+FAMILIES = [
+    "lfm2", "llama4_pythonic", "gemma4", "function_gemma", "gemma", "reka", "magistral",
+    "command_r_plus", "minicpm", "granite", "granite4", "gigachat", "apriel", "apertus",
+    "phi4_mini", "internlm", "jamba", "ernie4_5",
+]  # fmt: skip
+
+MARKUP = [
+    "<|tool_call_start|>", "<|tool_call_end|>", "[f(", "a=1", ", ", ")]", "'x'", "<|python_start|>",
+    "<|tool_call>", "call:f{", 'k:<|"|>v<|"|>', "}<tool_call|>", "<|channel>thought\n",
+    "<channel|>", "<start_function_call>", "<escape>", "<end_function_call>", "[TOOL_CALLS]f",
+    "[ARGS]", "[CALL_ID]1", "[THINK]", "[/THINK]", "Action:\n```json\n[", "```",
+    '<function name="f">', '<param name="k">', "</param>", "</function>", "<![CDATA[", "]]>",
+    "<|tool_call|>", "<response>", "</response>", "<|message_sep|>\n\nfunction call<|role_sep|>\n",
+    "<|function_call|>", "[BEGIN FINAL RESPONSE]", "<tool_calls>", "</tool_calls>",
+    "<|tools_prefix|>", "<|tools_suffix|>", "<|inner_prefix|>", "<|inner_suffix|>", "functools[",
+    "<|action_start|><|plugin|>", "<|action_end|>", "<tool_call>", "</tool_call>", "<think>",
+    "</think>", '{"name": "f", "arguments": ', '{"f": ', '{"tool_name": "f", "parameters": ',
+    "{", "}", "[", "]", '"', "\\", ",", "\n", " ",
+]  # fmt: skip
+
+values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=6),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner),
+    max_leaves=5,
+)
+outputs = st.lists(
+    st.sampled_from(MARKUP) | st.text(max_size=10) | values.map(json.dumps), max_size=14
+).map("".join)
+
+OPTIONS = [
+    ParserOptions(reasoning_format="none"),
+    ParserOptions(reasoning_format="auto"),
+    ParserOptions(reasoning_format="auto", thinking_forced_open=True),
+    ParserOptions(known_names=frozenset({"f"}), parallel_tool_calls=False),
+]
+
+
+def _view(family: str, pieces: list[str], options: ParserOptions) -> dict[str, object]:
+    parser = parser_for(None, None, None, family=family, options=options)
+    events: list[StreamEvent] = []
+    for piece in pieces:
+        events += parser.feed(piece)
+    message = ParsedMessage.from_events(events + parser.finish())
+    return {
+        "content": message.content,
+        "reasoning": message.reasoning_content,
+        "calls": [(c.name, c.arguments, c.parse_error is not None) for c in message.tool_calls],
+    }
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    text=outputs,
+    cuts=st.lists(st.integers(min_value=0, max_value=400), max_size=6),
+    which=st.integers(0, 3),
+)
+def test_any_split_parses_like_the_whole(
+    family: str, text: str, cuts: list[int], which: int
+) -> None:
+    options = OPTIONS[which]
+    whole = _view(family, [text], options)
+    assert _view(family, split_at(text, cuts), options) == whole
+    assert _view(family, list(text), options) == whole
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+@settings(max_examples=80, deadline=None)
+@given(text=st.text(max_size=200) | outputs)
+def test_garbage_never_raises(family: str, text: str) -> None:
+    view = _view(family, [text], ParserOptions(tool_schemas={"f": {"properties": {"k": {}}}}))
+    assert isinstance(view["content"], str)
