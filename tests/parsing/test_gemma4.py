@@ -5,13 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
 from tests.parsing.helpers import (
     arguments_text,
-    damaged,
     events_of,
-    markup_soup,
     message_of,
     splits,
     view,
@@ -108,20 +104,3 @@ def test_reasoning_channel_is_split_and_stray_tokens_dropped() -> None:
 def test_without_reasoning_split_channels_stay_text() -> None:
     text = "<|channel>thought\nplan<channel|>Hi"
     assert parse(text, reasoning_format="none")["content"] == text
-
-
-MARKUP = st.sampled_from(
-    ["<|tool_call>", "call:f", "<tool_call|>", Q, "{", "}", "[", "]", ":", ",", "<|channel>",
-     "<channel|>", "thought", "<|tool_response>", "a", "1", "\n"]
-)  # fmt: skip
-OUTPUTS = st.tuples(st.just(call("f", f"{{a:{Q}x y{Q},b:[1,2]}}") + "done"), st.none())
-
-
-@settings(max_examples=200, deadline=None)
-@given(text=damaged(OUTPUTS, MARKUP) | markup_soup(MARKUP), cut=st.integers(0, 300))
-def test_any_split_of_damaged_output_agrees(text: str, cut: int) -> None:
-    cut %= len(text) + 1
-    whole = view(events_of(Gemma4Parser, text, reasoning_format="auto"))
-    pieces = [text[:cut], text[cut:]]
-    assert view(events_of(Gemma4Parser, text, pieces=pieces, reasoning_format="auto")) == whole
-    assert view(events_of(Gemma4Parser, text, step=1, reasoning_format="auto")) == whole

@@ -5,13 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
 from tests.parsing.helpers import (
     arguments_text,
-    damaged,
     events_of,
-    markup_soup,
     message_of,
     splits,
     view,
@@ -94,20 +90,3 @@ def test_reasoning_before_calls() -> None:
     message = parse("<think>plan</think>" + START + "[f()]" + END, reasoning_format="auto")
     assert message["reasoning_content"] == "plan"
     assert message["tool_calls"] == [{"name": "f", "arguments": {}}]
-
-
-MARKUP = st.sampled_from(
-    [START, END, "[", "]", "(", ")", "f(", "a=", "=", ",", '"', "'", "\\", "True", "1", "<think>",
-     "</think>", " "]
-)  # fmt: skip
-OUTPUTS = st.tuples(st.just(START + '[f(a=1, b="x y"), g()]' + END + "ok"), st.none())
-
-
-@settings(max_examples=200, deadline=None)
-@given(text=damaged(OUTPUTS, MARKUP) | markup_soup(MARKUP), cut=st.integers(0, 300))
-def test_any_split_of_damaged_output_agrees(text: str, cut: int) -> None:
-    cut %= len(text) + 1
-    whole = view(events_of(Lfm2Parser, text, reasoning_format="auto"))
-    pieces = [text[:cut], text[cut:]]
-    assert view(events_of(Lfm2Parser, text, pieces=pieces, reasoning_format="auto")) == whole
-    assert view(events_of(Lfm2Parser, text, step=1, reasoning_format="auto")) == whole

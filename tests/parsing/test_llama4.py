@@ -5,9 +5,7 @@ from Meta's Llama 4 prompt format (llama.com model cards, "Llama 4 ... pythonic"
 
 from __future__ import annotations
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
-from tests.parsing.helpers import damaged, events_of, markup_soup, message_of, splits, view
+from tests.parsing.helpers import events_of, message_of, splits, view
 
 from farmhand.parsing.llama4 import Llama4Parser
 from farmhand.parsing.registry import detect_family
@@ -49,16 +47,3 @@ def test_every_split_agrees_and_truncation_does_not_run() -> None:
 def test_detection() -> None:
     assert detect_family("{{ '<|header_start|>assistant<|header_end|>' }}") == "llama4_pythonic"
     assert detect_family(None, "meta-llama/Llama-4-Scout-17B-16E-Instruct") == "llama4_pythonic"
-
-
-MARKUP = st.sampled_from(["[", "]", "f(", "a=", "1", ")", ",", '"', "<|python_start|>", " "])
-OUTPUTS = st.tuples(st.just('[f(a=1, b="x"), g()]'), st.none())
-
-
-@settings(max_examples=200, deadline=None)
-@given(text=damaged(OUTPUTS, MARKUP) | markup_soup(MARKUP), cut=st.integers(0, 300))
-def test_any_split_of_damaged_output_agrees(text: str, cut: int) -> None:
-    cut %= len(text) + 1
-    whole = view(events_of(Llama4Parser, text))
-    assert view(events_of(Llama4Parser, text, pieces=[text[:cut], text[cut:]])) == whole
-    assert view(events_of(Llama4Parser, text, step=1)) == whole

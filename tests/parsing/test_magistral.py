@@ -7,14 +7,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
 from tests.parsing.helpers import (
     arguments_text,
-    damaged,
     events_of,
-    json_values,
-    markup_soup,
     message_of,
     splits,
     view,
@@ -68,19 +63,3 @@ def test_truncated_and_broken_calls_do_not_run() -> None:
     assert cut["name"] == "f" and "cut off" in cut["error"]
     (broken,) = parse("[TOOL_CALLS]f[ARGS]not json")["tool_calls"]
     assert broken["name"] == "f" and "could not read" in broken["error"]
-
-
-MARKUP = st.sampled_from(
-    ["[TOOL_CALLS]", "f", "[ARGS]", "[CALL_ID]", "123", "[THINK]", "[/THINK]", "{", "}", '"', ":"]
-)
-OUTPUTS = st.builds(lambda v: ("[TOOL_CALLS]f[ARGS]" + json.dumps({"v": v}), v), json_values)
-
-
-@settings(max_examples=200, deadline=None)
-@given(text=damaged(OUTPUTS, MARKUP) | markup_soup(MARKUP), cut=st.integers(0, 300))
-def test_any_split_of_damaged_output_agrees(text: str, cut: int) -> None:
-    cut %= len(text) + 1
-    whole = view(events_of(MagistralParser, text, reasoning_format="auto"))
-    pieces = [text[:cut], text[cut:]]
-    assert view(events_of(MagistralParser, text, pieces=pieces, reasoning_format="auto")) == whole
-    assert view(events_of(MagistralParser, text, step=1, reasoning_format="auto")) == whole

@@ -5,9 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
-from tests.parsing.helpers import damaged, events_of, markup_soup, message_of, splits, view
+from tests.parsing.helpers import events_of, message_of, splits, view
 
 from farmhand.parsing.minicpm import MiniCpmParser
 
@@ -73,20 +71,3 @@ def test_truncated_and_broken_calls_do_not_run() -> None:
     assert cut["name"] == "f" and "cut off" in cut["error"]
     (broken,) = parse('<function name="f">junk</function>after')["tool_calls"]
     assert broken["name"] == "f" and "could not read" in broken["error"]
-
-
-MARKUP = st.sampled_from(
-    ['<function name="', 'f">', '<param name="', 'k">', "</param>", "</function>", "<![CDATA[",
-     "]]>", "<think>", "</think>", "5", " "]
-)  # fmt: skip
-OUTPUTS = st.tuples(st.just(call("f", n="5", s="x") + "ok"), st.none())
-
-
-@settings(max_examples=200, deadline=None)
-@given(text=damaged(OUTPUTS, MARKUP) | markup_soup(MARKUP), cut=st.integers(0, 300))
-def test_any_split_of_damaged_output_agrees(text: str, cut: int) -> None:
-    cut %= len(text) + 1
-    whole = view(events_of(MiniCpmParser, text, reasoning_format="auto"))
-    pieces = [text[:cut], text[cut:]]
-    assert view(events_of(MiniCpmParser, text, pieces=pieces, reasoning_format="auto")) == whole
-    assert view(events_of(MiniCpmParser, text, step=1, reasoning_format="auto")) == whole

@@ -10,7 +10,7 @@ import json
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tests.parsing.helpers import split_at
+from tests.parsing.helpers import damaged, split_at
 
 from farmhand.messages import StreamEvent
 from farmhand.parsing.base import ParsedMessage, ParserOptions
@@ -88,3 +88,42 @@ def test_any_split_parses_like_the_whole(
 def test_garbage_never_raises(family: str, text: str) -> None:
     view = _view(family, [text], ParserOptions(tool_schemas={"f": {"properties": {"k": {}}}}))
     assert isinstance(view["content"], str)
+
+
+# A well-formed output of each family (calls, text, reasoning), damaged by the test.
+WELL_FORMED = {
+    "lfm2": '<think>plan</think>ok<|tool_call_start|>[f(a=1, b="x y"), g()]<|tool_call_end|>',
+    "llama4_pythonic": '[f(a=1, b="x"), g()]',
+    "gemma4": '<|channel>thought\np<channel|><|tool_call>call:f{a:<|"|>x y<|"|>}<tool_call|>',
+    "function_gemma": "<start_function_call>call:f{a:<escape>x<escape>}<end_function_call>",
+    "gemma": '{"tool_calls": [{"name": "f", "arguments": {"a": 1}}]}',
+    "reka": '<think>plan</think><tool_call>{"name": "f", "arguments": {"a": 1}}</tool_call>',
+    "magistral": '[THINK]plan[/THINK]ok[TOOL_CALLS]f[CALL_ID]1[ARGS]{"v": [1, "x"]}',
+    "command_r_plus": 'ok\nAction:\n```json\n[{"tool_name": "f", "parameters": {"a": 1}}]\n```',
+    "minicpm": '<function name="f"><param name="k"><![CDATA[a<b]]></param></function>ok',
+    "granite": '<think>p</think><response>ok</response><|tool_call|>[{"name": "f"}]',
+    "granite4": '<tool_call>\n{"name": "f", "arguments": {"a": 1}}\n</tool_call>',
+    "gigachat": 'ok<|message_sep|>\n\nfunction call<|role_sep|>\n{"name": "f", "arguments": {}}',
+    "apriel": 'plan[BEGIN FINAL RESPONSE]<tool_calls>[{"name": "f", "arguments": {}}]</tool_calls>',
+    "apertus": '<|inner_prefix|>p<|inner_suffix|><|tools_prefix|>[{"f": {"a": 1}}]<|tools_suffix|>',
+    "phi4_mini": 'ok functools[{"name": "f", "arguments": {"a": [1, 2]}}]',
+    "internlm": 'ok<|action_start|><|plugin|>\n{"name": "f", "parameters": {}}<|action_end|>',
+    "jamba": 'ok<tool_calls>[{"name": "f", "arguments": {"a": "x"}}]</tool_calls>',
+    "ernie4_5": 'plan</think><tool_call>\n{"name": "f", "arguments": {}}\n</tool_call>',
+}
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), cut=st.integers(0, 300))
+def test_damaged_output_parses_alike_in_any_split(
+    family: str, data: st.DataObject, cut: int
+) -> None:
+    text = data.draw(
+        damaged(st.tuples(st.just(WELL_FORMED[family]), st.none()), st.sampled_from(MARKUP))
+    )
+    options = ParserOptions(reasoning_format="auto")
+    cut %= len(text) + 1
+    whole = _view(family, [text], options)
+    assert _view(family, [text[:cut], text[cut:]], options) == whole
+    assert _view(family, list(text), options) == whole

@@ -69,6 +69,7 @@ class CommandR7BParser(CursorParser):
     assistant_start = ("<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>",)
     # What ends an action even inside an unfinished call (special tokens: never in JSON).
     action_stops: ClassVar[tuple[str, ...]] = STOPS
+    action_end: ClassVar[str] = END_ACTION
 
     def __init__(
         self, known_names: Collection[str] | None = None, *, options: ParserOptions | None = None
@@ -155,12 +156,8 @@ class CommandR7BParser(CursorParser):
         return True
 
     def _in_end(self, final: bool) -> bool:
-        """`<|END_ACTION|>`, if written."""
-        if not self._skip_whitespace():
-            return False
-        if self._starts(END_ACTION):
-            self._at += len(END_ACTION)
-        elif self._may_become(END_ACTION) and not final:
+        """What closes an action (`<|END_ACTION|>`), if written."""
+        if not self._step_over(self.action_end, final):
             return False
         self._mode = "after"  # its whitespace is dropped; what follows is text again
         return True
@@ -169,6 +166,7 @@ class CommandR7BParser(CursorParser):
 class CommandRPlusParser(CommandR7BParser):
     family = "command_r_plus"
     action_stops = ()
+    action_end = FENCE  # after the list's `]`
 
     def _in_text(self, final: bool) -> bool:
         marker = self._text_to_marker((ACTION, *TURN_TOKENS), final)
@@ -188,17 +186,6 @@ class CommandRPlusParser(CommandR7BParser):
             return False
         self._text(ACTION)
         self._mode = "text"
-        return True
-
-    def _in_end(self, final: bool) -> bool:
-        """The fence after the list, if written."""
-        if not self._skip_whitespace() and not final:
-            return False
-        if self._starts(FENCE):
-            self._at += len(FENCE)
-        elif self._may_become(FENCE) and not final:
-            return False
-        self._mode = "after"
         return True
 
 

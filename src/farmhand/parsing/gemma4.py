@@ -97,11 +97,7 @@ class Gemma4Parser(CursorParser):
         return True
 
     def _in_close(self, final: bool) -> bool:
-        if not self._skip_whitespace() and not final:
-            return False
-        if self._starts(self.call_end):
-            self._at += len(self.call_end)
-        elif self._may_become(self.call_end) and not final:
+        if not self._step_over(self.call_end, final):
             return False
         self._mode = "after"
         return True

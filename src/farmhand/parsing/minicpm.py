@@ -138,11 +138,7 @@ class MiniCpmParser(CursorParser):
 
     def _in_close(self, final: bool) -> bool:
         """`</param>` after a CDATA block."""
-        if not self._skip_whitespace() and not final:
-            return False
-        if self._starts(PARAM_END):
-            self._at += len(PARAM_END)
-        elif self._may_become(PARAM_END) and not final:
+        if not self._step_over(PARAM_END, final):
             return False
         self._mode = "params"
         return True

@@ -121,19 +121,17 @@ class PythonicListParser(CursorParser):
         elif self._bracketed and self._starts("]"):
             self._at += 1
             self._mode = "end"
-        elif self._starts(self.end_marker) or self._may_become(self.end_marker):
+        elif self._starts(self.end_marker) or self._at >= len(self.buf):
             self._mode = "end"
+        elif self._may_become(self.end_marker) and not final:
+            return False
         else:
             self._mode = "broken"
         return True
 
     def _in_end(self, final: bool) -> bool:
         """The end marker, if written; what follows is text again."""
-        if not self._skip_whitespace() and not final:
-            return False
-        if self._starts(self.end_marker):
-            self._at += len(self.end_marker)
-        elif self._may_become(self.end_marker) and not final:
+        if not self._step_over(self.end_marker, final):
             return False
         self._mode = "after"
         return True
