@@ -46,14 +46,12 @@ class PythonicListParser(CursorParser):
 
     def _in_start(self, final: bool) -> bool:
         """The reply's start: a bare list of calls, or text."""
-        if _BARE_LIST.match(self.buf, self._at):
-            self._skip_whitespace()
-            self._mode = "open"
-            return True
-        rest = self.buf[self._at : self._at + _HEAD_LIMIT]
-        if not final and len(rest) < _HEAD_LIMIT and _BARE_LIST_SO_FAR.fullmatch(rest):
+        opens = opens_with_calls(self.buf[self._at : self._at + _HEAD_LIMIT], final)
+        if opens is None:
             return False
-        self._mode = "text"
+        if opens:
+            self._skip_whitespace()
+        self._mode = "open" if opens else "text"
         return True
 
     def _in_text(self, final: bool) -> bool:
@@ -144,3 +142,13 @@ class PythonicListParser(CursorParser):
         self._call_done(unreadable(None, body, _EXPECTED))
         self._mode = "end"
         return True
+
+
+def opens_with_calls(text: str, final: bool) -> bool | None:
+    """Whether a reply starting with `text` opens with a list of calls, `[name(`; None while
+    it cannot be told yet."""
+    if _BARE_LIST.match(text):
+        return True
+    if not final and len(text) < _HEAD_LIMIT and _BARE_LIST_SO_FAR.fullmatch(text):
+        return None
+    return False
