@@ -104,3 +104,9 @@ def test_reasoning_channel_is_split_and_stray_tokens_dropped() -> None:
 def test_without_reasoning_split_channels_stay_text() -> None:
     text = "<|channel>thought\nplan<channel|>Hi"
     assert parse(text, reasoning_format="none")["content"] == text
+
+
+def test_a_later_channel_stays_in_the_text_when_reasoning_goes_in_content() -> None:
+    text = "Hi<|channel>thought\nmore<channel|>there"
+    message = parse(text, reasoning_format="auto", reasoning_in_content=True)
+    assert message["content"] == "Hi<think>more</think>there"

@@ -120,7 +120,9 @@ class Gemma4Parser(CursorParser):
         if self._starts(CHANNEL_END):
             self._at += len(CHANNEL_END)
         reasoning = body.replace(CHANNEL, "").strip().removeprefix(THOUGHT).strip()
-        if reasoning:
+        if reasoning and self.options.reasoning_in_content:
+            self._text(f"<think>{reasoning}</think>")
+        elif reasoning:
             self._add(ReasoningDelta(reasoning))
         self._mode = "text"
         return True

@@ -1,12 +1,12 @@
-"""Families whose calls are a Python list of calls between two markers: `[f(a=1), g(b="x")]`.
+"""Families whose calls are a Python list of calls: `[f(a=1), g(b="x")]`.
 
-LFM2 writes `<|tool_call_start|>[f(a=1)]<|tool_call_end|>`; Llama 4 writes the list bare
-at the start of its reply (or between `<|python_start|>` and `<|python_end|>`), so there a
-reply that starts with `[name(` is calls, and any other reply is text. Each call's keyword arguments
-are read as they stream (see `python_calls.KeywordArguments`), so a client sees the name as
-soon as its `(` is written, then each argument. Text before the start marker, and after the
-end marker, is text. What follows the start marker is a call whatever it is: what cannot be
-read becomes a call with a parse error, so the model is told.
+LFM2 writes the list between `<|tool_call_start|>` and `<|tool_call_end|>`; Llama 4 writes
+it bare at the start of its reply (or between `<|python_start|>` and `<|python_end|>`), so
+there a reply that starts with `[name(` is calls, and any other reply is text. Each call's
+keyword arguments are read as they stream (see `python_calls.KeywordArguments`), so a
+client sees the name as soon as its `(` is written, then each argument. Text before the
+start marker, and after the end marker, is text. What follows the start marker is a call
+whatever it is: what cannot be read becomes a call with a parse error, so the model is told.
 """
 
 from __future__ import annotations
