@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.parsing.helpers import damaged, split_at
 
-from farmhand.messages import StreamEvent
+from farmhand.messages import StreamEvent, ToolCallDelta, ToolCallEvent
 from farmhand.parsing.base import ParsedMessage, ParserOptions
 from farmhand.parsing.registry import parser_for
 
@@ -101,7 +101,7 @@ WELL_FORMED = {
     "magistral": '[THINK]plan[/THINK]ok[TOOL_CALLS]f[CALL_ID]1[ARGS]{"v": [1, "x"]}',
     "command_r_plus": 'ok\nAction:\n```json\n[{"tool_name": "f", "parameters": {"a": 1}}]\n```',
     "minicpm": '<function name="f"><param name="k"><![CDATA[a<b]]></param></function>ok',
-    "granite": '<think>p</think><response>ok</response><|tool_call|>[{"name": "f"}]',
+    "granite": '<think>p</think><response>ok</response><|tool_call|>[{"name":"f","arguments":{}}]',
     "granite4": '<tool_call>\n{"name": "f", "arguments": {"a": 1}}\n</tool_call>',
     "gigachat": 'ok<|message_sep|>\n\nfunction call<|role_sep|>\n{"name": "f", "arguments": {}}',
     "apriel": 'plan[BEGIN FINAL RESPONSE]<tool_calls>[{"name": "f", "arguments": {}}]</tool_calls>',
@@ -127,3 +127,20 @@ def test_damaged_output_parses_alike_in_any_split(
     whole = _view(family, [text], options)
     assert _view(family, [text[:cut], text[cut:]], options) == whole
     assert _view(family, list(text), options) == whole
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_streamed_argument_pieces_add_up_to_each_call(family: str) -> None:
+    parser = parser_for(None, None, None, family=family, options=ParserOptions())
+    events: list[StreamEvent] = []
+    for ch in WELL_FORMED[family]:
+        events += parser.feed(ch)
+    events += parser.finish()
+    streamed: dict[int, str] = {}
+    for event in events:
+        if isinstance(event, ToolCallDelta):
+            streamed[event.index] = streamed.get(event.index, "") + event.arguments
+    calls = [e.call for e in events if isinstance(e, ToolCallEvent)]
+    assert calls
+    for index, call in enumerate(calls):
+        assert json.loads(streamed[index]) == call.arguments
