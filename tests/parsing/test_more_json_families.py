@@ -102,7 +102,7 @@ def test_ernie_reasoning_and_response_tags() -> None:
         ("<|im_start|>... <|action_start|><|plugin|>", "internlm/internlm3-8b-instruct",
          "internlm"),
         ("<|bom|><|system|> ... <tool_calls>", "ai21labs/AI21-Jamba-Mini-1.6", "jamba"),
-        (None, "baidu/ERNIE-4.5-21B-A3B-Thinking", "ernie4_5"),
+        ("<|begin_of_sentence|>...<tool_call>", "baidu/ERNIE-4.5-21B-A3B-Thinking", "ernie4_5"),
     ],
 )  # fmt: skip
 def test_detection(template: str | None, name: str, family: str) -> None:

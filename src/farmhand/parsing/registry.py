@@ -76,6 +76,7 @@ _TEMPLATE_MARKERS: tuple[tuple[tuple[str, ...], str], ...] = (
     (("<|tool|>", "<|/tool|>"), "phi4_mini"),
     (("<|action_start|>", "<|plugin|>"), "internlm"),
     (("<|bom|>", "<tool_calls>"), "jamba"),
+    (("<|begin_of_sentence|>", "<tool_call>"), "ernie4_5"),
     (("<REKA_IMG_TOKEN>",), "reka"),
     (("[TOOL_CALLS]", "[ARGS]"), "magistral"),
     (("<|CHATBOT_TOKEN|>", "Action:\\n```json"), "command_r_plus"),
