@@ -57,19 +57,23 @@ ALIASES: dict[str, str] = {
     "firefunction": "firefunction_v2",
     "command_r": "command_r7b",
     "deepseek": "deepseek_r1",
+    "json": "generic",
     "ministral": "magistral",
     "devstral": "magistral",
+    "mistral_small": "magistral",
     "llama4": "llama4_pythonic",
     "pythonic": "llama4_pythonic",
     "ernie": "ernie4_5",
     "phi4": "phi4_mini",
-    "mistral_small": "magistral",
-    "json": "generic",
 }
 
 # (marker in the template, family), in the order they are checked.
 _TEMPLATE_MARKERS: tuple[tuple[tuple[str, ...], str], ...] = (
+    # Families whose tokens no earlier or later family's template has (issue 14, B's); first,
+    # so that a `<tool_call>` or `[TOOL_CALLS]` they share does not decide for them.
     (("<|tool_call_start|>",), "lfm2"),
+    (("<|tool_list_start|>",), "lfm2"),
+    (("<|im_start|>", "List of tools: ["), "lfm2"),
     (("<|tool_call>call:",), "gemma4"),
     (("<start_function_call>",), "function_gemma"),
     (("<|header_start|>",), "llama4_pythonic"),
@@ -80,15 +84,13 @@ _TEMPLATE_MARKERS: tuple[tuple[tuple[str, ...], str], ...] = (
     (("<REKA_IMG_TOKEN>",), "reka"),
     (("[TOOL_CALLS]", "[ARGS]"), "magistral"),
     (("<|CHATBOT_TOKEN|>", "Action:\\n```json"), "command_r_plus"),
+    (("<|CHATBOT_TOKEN|>", "Action:\n```json"), "command_r_plus"),
     (("<function name=", "<param name="), "minicpm"),
     (("<|start_of_role|>", "<|tool_call|>"), "granite"),
     (("<|start_of_role|>", "<tool_call>"), "granite4"),
     (("<|role_sep|>", "<|message_sep|>"), "gigachat"),
     (("[BEGIN FINAL RESPONSE]", "<tool_calls>"), "apriel"),
     (("<|tools_prefix|>",), "apertus"),
-    (("<|CHATBOT_TOKEN|>", "Action:\n```json"), "command_r_plus"),
-    (("<|tool_list_start|>",), "lfm2"),
-    (("<|im_start|>", "List of tools: ["), "lfm2"),
     (("<｜tool▁calls▁begin｜>",), "deepseek_r1"),
     (("<|END_THINKING|><|START_ACTION|>",), "command_r7b"),
     (("<|START_ACTION|>",), "command_r7b"),
@@ -99,11 +101,13 @@ _TEMPLATE_MARKERS: tuple[tuple[tuple[str, ...], str], ...] = (
     (("<|start_header_id|>ipython<|end_header_id|>", "<|python_tag|>"), "llama3_x_builtin_tools"),
     (("<|start_header_id|>ipython<|end_header_id|>",), "llama3_x"),
     (("[TOOL_CALLS]",), "mistral_nemo"),
+    # Gemma 2 / 3 have no tool tokens: their turn header, once no family's tokens are there.
     (("<start_of_turn>model",), "gemma"),
 )
 
 # (substring of a lower-cased model name, family): for backends that give no template.
 _NAME_HINTS: tuple[tuple[str, str], ...] = (
+    # Issue 14 (B's families), before the older hints that would also match ("mistral").
     ("lfm2", "lfm2"),
     ("functiongemma", "function_gemma"),
     ("llama-4", "llama4_pythonic"),
