@@ -110,3 +110,10 @@ def test_a_later_channel_stays_in_the_text_when_reasoning_goes_in_content() -> N
     text = "Hi<|channel>thought\nmore<channel|>there"
     message = parse(text, reasoning_format="auto", reasoning_in_content=True)
     assert message["content"] == "Hi<think>more</think>there"
+
+
+def test_a_bare_value_of_a_string_argument_stays_a_string() -> None:
+    schemas = {"get": {"properties": {"zip": {"type": "string"}, "n": {"type": "integer"}}}}
+    text = call("get", "{zip:12345,n:3}")
+    (only,) = parse(text, tool_schemas=schemas)["tool_calls"]
+    assert only["arguments"] == {"zip": "12345", "n": 3}

@@ -16,6 +16,7 @@ from farmhand.messages import ReasoningDelta, ToolCall
 from farmhand.parsing.base import CursorParser, ParserOptions
 from farmhand.parsing.broken import cut_off, unreadable
 from farmhand.parsing.gemma_args import QUOTE, GemmaArguments
+from farmhand.parsing.typed_values import parameter_types
 
 TOOL_CALL = "<|tool_call>"
 TOOL_CALL_END = "<tool_call|>"
@@ -70,7 +71,9 @@ class Gemma4Parser(CursorParser):
             return True
         self._name = self.buf[self._at : brace].strip().removeprefix(_CALL_PREFIX).strip()
         self._at = brace
-        self._args = GemmaArguments(self.quote)
+        name = self._name
+        schemas = self.options.tool_schemas
+        self._args = GemmaArguments(self.quote, lambda key: parameter_types(schemas, name, key))
         self._call_started(self._name)
         self._mode = "args"
         return True

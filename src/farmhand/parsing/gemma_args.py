@@ -5,12 +5,13 @@ Gemma 4 writes a call's arguments like JSON with bare keys, and strings quoted w
 appear (quotes, braces, `<tool_call|>`): so the end of the object is found by reading its
 structure, never by searching for a marker. The object is translated to JSON text while it
 streams; a bare value that is not a JSON number, true, false or null is taken as a string
-(as the model meant it).
+(as the model meant it), and so is one whose argument the tool's schema says is a string.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from farmhand.parsing.arg_text import ArgumentText
@@ -24,8 +25,14 @@ _BARE_LIMIT = 256
 class GemmaArguments:
     """Fed from the object's `{`: `feed` reads what it can and says how far it got."""
 
-    def __init__(self, quote: str = QUOTE) -> None:
+    def __init__(
+        self, quote: str = QUOTE, types_of: Callable[[str], set[str]] | None = None
+    ) -> None:
         self.quote = quote
+        # The JSON types the tool's schema allows for an argument: a bare value of a string
+        # argument stays a string (`zip:02134`, `id:123`).
+        self._types_of = types_of
+        self._key = ""  # the argument whose value is being read
         self.arguments = ArgumentText()
         self.written = BrokenBody()  # the start of the raw text, quoted by errors
         self.done = False
@@ -133,6 +140,9 @@ class GemmaArguments:
         self._bare = []
         if self._expect_key:
             self.arguments.add(json.dumps(word, ensure_ascii=False))
+            self._key = word if len(self._stack) == 1 else self._key
             return
         _, ok = loads(word)
+        if ok and len(self._stack) == 1 and self._types_of is not None:
+            ok = "string" not in self._types_of(self._key)
         self.arguments.add(word if ok else json.dumps(word, ensure_ascii=False))
