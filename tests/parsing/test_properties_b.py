@@ -6,15 +6,16 @@ markup; this adds the markup these families react to)."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tests.parsing.helpers import damaged, split_at
+from tests.parsing.helpers import damaged, events_of, split_at, view
 
 from farmhand.messages import StreamEvent, ToolCallDelta, ToolCallEvent
-from farmhand.parsing.base import ParsedMessage, ParserOptions
-from farmhand.parsing.registry import parser_for
+from farmhand.parsing.base import ParserOptions
+from farmhand.parsing.registry import family_class, parser_for
 
 FAMILIES = [
     "lfm2", "llama4_pythonic", "gemma4", "function_gemma", "gemma", "reka", "magistral",
@@ -45,25 +46,16 @@ outputs = st.lists(
     st.sampled_from(MARKUP) | st.text(max_size=10) | values.map(json.dumps), max_size=14
 ).map("".join)
 
-OPTIONS = [
-    ParserOptions(reasoning_format="none"),
-    ParserOptions(reasoning_format="auto"),
-    ParserOptions(reasoning_format="auto", thinking_forced_open=True),
-    ParserOptions(known_names=frozenset({"f"}), parallel_tool_calls=False),
+OPTIONS: list[dict[str, Any]] = [
+    {"reasoning_format": "none"},
+    {"reasoning_format": "auto"},
+    {"reasoning_format": "auto", "thinking_forced_open": True},
+    {"known_names": frozenset({"f"}), "parallel_tool_calls": False},
 ]
 
 
-def _view(family: str, pieces: list[str], options: ParserOptions) -> dict[str, object]:
-    parser = parser_for(None, None, None, family=family, options=options)
-    events: list[StreamEvent] = []
-    for piece in pieces:
-        events += parser.feed(piece)
-    message = ParsedMessage.from_events(events + parser.finish())
-    return {
-        "content": message.content,
-        "reasoning": message.reasoning_content,
-        "calls": [(c.name, c.arguments, c.parse_error is not None) for c in message.tool_calls],
-    }
+def _view(family: str, pieces: list[str], options: dict[str, Any]) -> dict[str, Any]:
+    return view(events_of(family_class(family), "".join(pieces), pieces=pieces, **options))
 
 
 @pytest.mark.parametrize("family", FAMILIES)
@@ -86,8 +78,8 @@ def test_any_split_parses_like_the_whole(
 @settings(max_examples=80, deadline=None)
 @given(text=st.text(max_size=200) | outputs)
 def test_garbage_never_raises(family: str, text: str) -> None:
-    view = _view(family, [text], ParserOptions(tool_schemas={"f": {"properties": {"k": {}}}}))
-    assert isinstance(view["content"], str)
+    message = _view(family, [text], {"tool_schemas": {"f": {"properties": {"k": {}}}}})
+    assert isinstance(message["content"], str)
 
 
 # A well-formed output of each family (calls, text, reasoning), damaged by the test.
@@ -122,7 +114,7 @@ def test_damaged_output_parses_alike_in_any_split(
     text = data.draw(
         damaged(st.tuples(st.just(WELL_FORMED[family]), st.none()), st.sampled_from(MARKUP))
     )
-    options = ParserOptions(reasoning_format="auto")
+    options = {"reasoning_format": "auto"}
     cut %= len(text) + 1
     whole = _view(family, [text], options)
     assert _view(family, [text[:cut], text[cut:]], options) == whole
