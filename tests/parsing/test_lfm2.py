@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+from tests.parsing.corpus import CORPUS
 from tests.parsing.helpers import (
     arguments_text,
     events_of,
@@ -90,3 +92,18 @@ def test_reasoning_before_calls() -> None:
     message = parse("<think>plan</think>" + START + "[f()]" + END, reasoning_format="auto")
     assert message["reasoning_content"] == "plan"
     assert message["tool_calls"] == [{"name": "f", "arguments": {}}]
+
+
+def test_json_calls_in_the_list_as_llamacpp_reads_lfm2_json_tools() -> None:
+    """The rows of llama.cpp's own `lfm2_json_tools` cases (LFM2 told to write JSON calls),
+    read by the same parser."""
+    rows = [json.loads(line) for line in (CORPUS / "cases.jsonl").read_text().splitlines()]
+    rows = [r for r in rows if r["format"] == "lfm2_json_tools"]
+    assert len(rows) == 8
+    for row in rows:
+        for pieces in ([row["raw"]], list(row["raw"])):
+            message = parse(row["raw"], pieces)
+            assert message["content"] == row["expected"]["content"]
+            assert [(c["name"], c["arguments"]) for c in message["tool_calls"]] == [
+                (c["name"], c["arguments"]) for c in row["expected"]["tool_calls"]
+            ]

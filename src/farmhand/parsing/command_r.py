@@ -34,7 +34,7 @@ from farmhand.messages import ToolCall
 from farmhand.parsing.base import CursorParser, ParserOptions, call_from_object
 from farmhand.parsing.broken import cut_off, not_a_call_object, unreadable
 from farmhand.parsing.reader import CallObjectReader
-from farmhand.parsing.scan import feed_until
+from farmhand.parsing.scan import feed_from, feed_until
 
 START_ACTION = "<|START_ACTION|>"
 END_ACTION = "<|END_ACTION|>"
@@ -47,7 +47,6 @@ FENCE = "```"
 _ACTION_LIST = re.compile(r"\s*(?:```(?:json)?\s*)?\[")
 _ACTION_SO_FAR = re.compile(r"\s*(?:`{1,2}|```(?:j(?:s(?:o(?:n)?)?)?)?\s*)?")
 _ACTION_LIMIT = 64
-_WINDOW = 4096
 STOPS = (END_ACTION,)
 
 _STRING = r'"(?:[^"\\]|\\.)*"'
@@ -126,7 +125,8 @@ class CommandR7BParser(CursorParser):
         if self.action_stops:
             end, fed, stopped = feed_until(reader, self.buf, self.action_stops, final, self._at)
         else:
-            end, fed, stopped = _feed_windows(reader, self.buf, self._at)
+            end = feed_from(reader, self.buf, self._at)
+            fed, stopped = (self._at if reader.invalid else len(self.buf)), False
         self._at = fed if end is None else end
         if reader.name is not None:
             self._call_started(reader.name, reader.call_id)
@@ -187,21 +187,6 @@ class CommandRPlusParser(CommandR7BParser):
         self._text(ACTION)
         self._mode = "text"
         return True
-
-
-def _feed_windows(reader: CallObjectReader, text: str, start: int) -> tuple[int | None, int, bool]:
-    """Feed `text[start:]` to `reader` a window at a time, as `feed_until` does, with no
-    stop token: `(end, fed, False)`."""
-    pos = start
-    while pos < len(text):
-        piece = text[pos : pos + _WINDOW]
-        end = reader.feed(piece)
-        if end is not None:
-            return pos + end, pos + end, False
-        if reader.invalid:
-            return None, pos, False
-        pos += len(piece)
-    return None, pos, False
 
 
 def _call_of(value: Any, ok: bool, reader: CallObjectReader) -> ToolCall:

@@ -18,13 +18,12 @@ from dataclasses import replace
 from farmhand.parsing.base import CursorParser, ParserOptions
 from farmhand.parsing.broken import call_from_arguments_text, cut_off, unreadable
 from farmhand.parsing.call_array import CallArrayParser
-from farmhand.parsing.scan import JsonScanner, find_bounded
+from farmhand.parsing.scan import JsonScanner, feed_from, find_bounded
 
 TOOL_CALLS = "[TOOL_CALLS]"
 CALL_ID = "[CALL_ID]"
 ARGS = "[ARGS]"
 _HEAD_LIMIT = 256
-_WINDOW = 4096
 _EXPECTED = f"{TOOL_CALLS}NAME{ARGS}{{...JSON arguments...}}"
 
 
@@ -91,15 +90,11 @@ class MagistralParser(CursorParser):
 
     def _in_args(self, final: bool) -> bool:
         args = self._args
-        while True:  # a window at a time: the rest of a long output is not copied per call
-            piece = self.buf[self._at : self._at + _WINDOW]
-            end = args.feed(piece)
-            if args.invalid:
-                self._mode = "broken"
-                return True
-            self._at += len(piece) if end is None else end
-            if end is not None or not piece:
-                break
+        end = feed_from(args, self.buf, self._at)
+        if args.invalid:
+            self._mode = "broken"
+            return True
+        self._at = len(self.buf) if end is None else end
         self._call_progress(args)
         if end is None:
             if final:

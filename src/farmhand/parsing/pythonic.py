@@ -7,6 +7,8 @@ keyword arguments are read as they stream (see `python_calls.KeywordArguments`),
 client sees the name as soon as its `(` is written, then each argument. Text before the
 start marker, and after the end marker, is text. What follows the start marker is a call
 whatever it is: what cannot be read becomes a call with a parse error, so the model is told.
+A call may also be written as a JSON object, `{"name": ..., "arguments": {...}}` (LFM2 told
+to write JSON calls does).
 """
 
 from __future__ import annotations
@@ -15,9 +17,11 @@ import re
 from collections.abc import Collection
 from typing import ClassVar
 
-from farmhand.parsing.base import CursorParser, ParserOptions
-from farmhand.parsing.broken import cut_off, unreadable
+from farmhand.parsing.base import CursorParser, ParserOptions, call_from_object
+from farmhand.parsing.broken import cut_off, not_a_call_object, unreadable
 from farmhand.parsing.python_calls import KEYWORD_CALL, KeywordArguments
+from farmhand.parsing.reader import CallObjectReader
+from farmhand.parsing.scan import feed_from
 
 CALL_HEAD = re.compile(r"([A-Za-z_][\w.\-]*)\s*\(")
 _BARE_LIST = re.compile(r"\s*\[\s*[A-Za-z_][\w.\-]*\s*\(")
@@ -38,11 +42,12 @@ class PythonicListParser(CursorParser):
         self, known_names: Collection[str] | None = None, *, options: ParserOptions | None = None
     ) -> None:
         super().__init__(known_names, options=options)
-        # start | text | open | head | args | between | end | broken | after
+        # start | text | open | head | args | object | between | end | broken | after
         self._mode = "start" if self.bare_list_at_start else "text"
         self._bracketed = False
         self._name = ""
         self._args = KeywordArguments()
+        self._object = CallObjectReader()
 
     def _in_start(self, final: bool) -> bool:
         """The reply's start: a bare list of calls, or text."""
@@ -76,6 +81,10 @@ class PythonicListParser(CursorParser):
         if self._starts(self.end_marker) or (self._bracketed and self._starts("]")):
             self._mode = "end"
             return True
+        if self._starts("{"):
+            self._object = CallObjectReader()
+            self._mode = "object"
+            return True
         match = CALL_HEAD.match(self.buf, self._at)
         if match:
             self._name = match.group(1)
@@ -106,6 +115,28 @@ class PythonicListParser(CursorParser):
                 self._mode = "after"
             return False
         self._call_done(args.call(self._name, self._name + "("))
+        self._mode = "between"
+        return True
+
+    def _in_object(self, final: bool) -> bool:
+        """A call written as JSON, `{"name": ..., "arguments": {...}}` (LFM2's JSON mode)."""
+        reader = self._object
+        end = feed_from(reader, self.buf, self._at)
+        if reader.invalid:
+            self._mode = "broken"
+            return True
+        self._at = len(self.buf) if end is None else end
+        if reader.name is not None:
+            self._call_started(reader.name)
+            self._call_progress(reader)
+        if end is None:
+            if final:
+                self._call_done(cut_off(reader.name, reader.scanner.raw))
+                self._mode = "after"
+            return False
+        value, ok = reader.value()
+        call = call_from_object(value) if ok else None
+        self._call_done(call or not_a_call_object(reader.name, reader.scanner.raw, json_ok=ok))
         self._mode = "between"
         return True
 
