@@ -241,6 +241,109 @@ AUTO_TEMPLATE = """
 """
 
 
+def _python_call(i: int) -> str:
+    arguments = f"path='/data/file_{i}.txt', limit={i}, pattern=\"*.py\", deep={{'x': [1, 2]}}"
+    return f"tool_{i % 3}({arguments})"
+
+
+def _gemma_call(i: int, start: str, end: str, q: str) -> str:
+    body = f"path:{q}/data/file_{i}.txt{q},limit:{i},pattern:{q}*.py{q},deep:{{x:[1,2]}}"
+    return f"{PROSE}{start}call:tool_{i % 3}{{{body}}}{end}"
+
+
+def _think(n: int) -> str:
+    return PROSE * (n // (4 * len(PROSE)))
+
+
+# The families added for issue 14 (helper B's).
+SAMPLES.update(
+    {
+        "lfm2": lambda n: (
+            "<think>"
+            + _think(n)
+            + "</think>"
+            + PROSE
+            + "<|tool_call_start|>["
+            + _calls_list(n, _python_call)
+            + "]<|tool_call_end|>"
+        ),
+        "llama4_pythonic": lambda n: "[" + _calls_list(n, _python_call) + "]",
+        "gemma4": lambda n: _repeat(
+            lambda i: _gemma_call(i, "<|tool_call>", "<tool_call|>", '<|"|>'), n
+        ),
+        "function_gemma": lambda n: _repeat(
+            lambda i: _gemma_call(i, "<start_function_call>", "<end_function_call>", "<escape>"),
+            n,
+        ),
+        "reka": SAMPLES["hermes_2_pro"],
+        "granite4": SAMPLES["hermes_2_pro"],
+        "magistral": lambda n: (
+            "[THINK]"
+            + _think(n)
+            + "[/THINK]"
+            + _repeat(
+                lambda i: f"[TOOL_CALLS]tool_{i % 3}[CALL_ID]{i:09d}[ARGS]{json.dumps(_args(i))}", n
+            )
+        ),
+        "command_r_plus": lambda n: (
+            PROSE
+            + "\nAction:\n```json\n["
+            + _calls_list(
+                n, lambda i: json.dumps({"tool_name": f"tool_{i % 3}", "parameters": _args(i)})
+            )
+            + "]\n```"
+        ),
+        "minicpm": lambda n: _repeat(
+            lambda i: (
+                f'{PROSE}<function name="tool_{i % 3}"><param name="path">/data/file_{i}.txt'
+                f'</param><param name="code"><![CDATA[if a < b:\n    print("</param>")]]>'
+                "</param></function>"
+            ),
+            n,
+        ),
+        "granite": lambda n: (
+            "<think>"
+            + _think(n)
+            + "</think><response>"
+            + PROSE
+            + "</response><|tool_call|>["
+            + _calls_list(n, _call_json)
+            + "]"
+        ),
+        "gigachat": lambda n: _repeat(
+            lambda i: f"{PROSE}<|message_sep|>\n\nfunction call<|role_sep|>\n{_call_json(i)}", n
+        ),
+        "apriel": lambda n: (
+            _think(n)
+            + "[BEGIN FINAL RESPONSE]\n<tool_calls>["
+            + _calls_list(n, _call_json)
+            + "]</tool_calls>"
+        ),
+        "apertus": lambda n: (
+            "<|inner_prefix|>"
+            + _think(n)
+            + "<|inner_suffix|><|tools_prefix|>["
+            + _calls_list(n, lambda i: json.dumps({f"tool_{i % 3}": _args(i)}))
+            + "]<|tools_suffix|>"
+        ),
+        "gemma": SAMPLES["generic"],
+        "phi4_mini": lambda n: PROSE + "functools[" + _calls_list(n, _call_json) + "]",
+        "internlm": lambda n: _repeat(
+            lambda i: (
+                f"{PROSE}<|action_start|><|plugin|>\n{_call_json(i, 'parameters')}<|action_end|>"
+            ),
+            n,
+        ),
+        "jamba": lambda n: PROSE + "<tool_calls>[" + _calls_list(n, _call_json) + "]</tool_calls>",
+        "ernie4_5": lambda n: (
+            _think(n)
+            + "</think>\n"
+            + _repeat(lambda i: f"<tool_call>\n{_call_json(i)}\n</tool_call>\n", n)
+        ),
+    }
+)
+
+
 def _parse(family: str, text: str, step: int) -> tuple[float, ParsedMessage]:
     options = ParserOptions(reasoning_format="deepseek")
     template = AUTO_TEMPLATE if family == "auto" else None

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from tests.parsing.helpers import damaged, json_values, markup_soup, message_of, prose, splits
 
 from farmhand.messages import TextDelta, ToolCallDelta, ToolCallEvent
-from farmhand.parsing.command_r import CommandR7BParser
+from farmhand.parsing.command_r import CommandR7BParser, CommandRPlusParser
 
 START, END = "<|START_ACTION|>", "<|END_ACTION|>"
 THINK = "<|START_THINKING|>plan<|END_THINKING|>"
@@ -194,3 +194,46 @@ def test_damaged_outputs_parse_the_same_however_they_are_split(text: str) -> Non
 def test_arbitrary_text_never_raises(text: str, forced: bool) -> None:
     message = parse(text, thinking_forced_open=forced)
     assert isinstance(message["content"], str)
+
+
+# Command A (Cohere2) writes its response in <|START_TEXT|> tags.
+
+
+def test_command_a_text_tags_are_dropped() -> None:
+    message = parse("<|START_TEXT|>Hello<|END_TEXT|>")
+    assert message["content"] == "Hello"
+
+
+# Command R+: `Action:` and a fenced list of {"tool_name", "parameters"}.
+
+
+def parse_plus(text: str, pieces: list[str] | None = None) -> dict[str, Any]:
+    return message_of(CommandRPlusParser, text, pieces)
+
+
+PLUS_ACTION = (
+    'Let me look.\nAction:\n```json\n[\n    {\n        "tool_name": "search",\n'
+    '        "parameters": {"q": "a ``` fence ] in a string"}\n    },\n'
+    '    {"tool_name": "lookup", "parameters": {}}\n]```<|END_OF_TURN_TOKEN|>'
+)
+
+
+def test_plus_action_list_in_order_and_fence_inside_a_string() -> None:
+    message = parse_plus(PLUS_ACTION)
+    assert message["content"] == "Let me look.\n"  # the text streams before Action: is seen
+    assert message["tool_calls"] == [
+        {"name": "search", "arguments": {"q": "a ``` fence ] in a string"}},
+        {"name": "lookup", "arguments": {}},
+    ]
+    for pieces in splits(PLUS_ACTION, every=7):
+        assert parse_plus(PLUS_ACTION, pieces) == message
+
+
+def test_plus_action_word_in_prose_is_text_and_turn_tokens_are_dropped() -> None:
+    text = "<|CHATBOT_TOKEN|>Action: none needed.<|END_OF_TURN_TOKEN|>"
+    assert parse_plus(text)["content"] == "Action: none needed."
+
+
+def test_plus_truncated_action_does_not_run() -> None:
+    (only,) = parse_plus('Action:\n```json\n[{"tool_name": "f", "parameters": {"a": ')["tool_calls"]
+    assert only["name"] == "f" and "cut off" in only["error"]

@@ -282,3 +282,21 @@ def test_calls_between_prose_are_read_back(parts: list[tuple[str, str]]) -> None
 @given(text=st.text(max_size=300) | outputs, builtin=st.booleans())
 def test_garbage_never_raises(text: str, builtin: bool) -> None:
     check_arguments_are_json(parse(text, builtin=builtin, known={"f"}))
+
+
+# Llama 3.2 prompted for Python calls writes a list of them as its whole reply.
+
+
+def test_a_reply_opening_with_a_python_list_of_calls_is_calls() -> None:
+    text = '[get_weather(city="Paris", days=2), get_time()]'
+    for step in (0, 1, 3):
+        assert [(c.name, c.arguments) for c in calls_of(parse(text, step=step))] == [
+            ("get_weather", {"city": "Paris", "days": 2}),
+            ("get_time", {}),
+        ]
+
+
+def test_a_python_list_later_in_the_reply_or_a_plain_list_is_text() -> None:
+    for text in ("Try [f(a=1)] later.", "[1, 2, 3]", "[link](https://x.y)"):
+        events = parse(text)
+        assert calls_of(events) == [] and text_of(events) == text

@@ -81,6 +81,31 @@ DIFFERENCES: dict[str, tuple[str, dict[str, Any]]] = {
             "reasoning_content": "I'm\nthinking",
         },
     ),
+    "88-granite": (
+        "an unfinished reply, reasoning not split out (reasoning_format none): llama.cpp holds"
+        " back `<think` as if it might open reasoning; farmhand shows the text as written",
+        {"content": "<think"},
+    ),
+    "90-granite": (
+        "an unfinished reply, reasoning not split out: llama.cpp's partial parse shows nothing;"
+        " farmhand shows the text as written so far (`<response` may still grow into a tag)",
+        {"content": "<think>I'm\nthinking</think><response"},
+    ),
+    "95-granite": (
+        "a call object not closed yet (`..., {` follows its arguments): farmhand shows it as"
+        " a partial call, its arguments compact as written; llama.cpp re-serializes them",
+        {"tool_calls": [{"name": "special_function", "arguments": '{"arg1":1}', "id": ""}]},
+    ),
+    "32-mistralai-Ministral-3-14B-Reasoning-2512": (
+        "as row 320: under a json_schema response format llama.cpp strips the ```json fence;"
+        " farmhand keeps the reply as written",
+        {"content": '```json\n{"amount": 123.45, "date": "2025-12-03"}\n```'},
+    ),
+    "244-Reka-Edge": (
+        'a call cut off after `"arg1":`: farmhand shows the partial arguments compact, as'
+        " written so far; llama.cpp re-serializes them with a space after the colon",
+        {"tool_calls": [{"name": "special_function", "arguments": '{"arg1":', "id": ""}]},
+    ),
 }
 
 
@@ -170,10 +195,15 @@ def test_llamacpp_autoparser_case(case: Case) -> None:
     _check(case, whitespace_insensitive=True)
 
 
+OLD_ROWS = 197
+"""cases.jsonl rows of farmhand's families: the 79 of the original ten, 94 of helper A's
+new slugs (seed_oss, gpt_oss, glm_4_5, ...) and 24 of granite, magistral and apertus."""
+
+
 def test_corpus_is_read_whole() -> None:
     # Rows of the families farmhand has: 79 of the ten original ones, and those of each
     # family added since whose slug is llama.cpp's.
-    assert len(old_cases()) >= 79
+    assert len(old_cases()) == OLD_ROWS
     assert len(autoparser_cases()) == 373
     old_families = {c.family for c in old_cases()}
     assert old_families >= {
@@ -187,4 +217,7 @@ def test_corpus_is_read_whole() -> None:
         "command_r7b",
         "deepseek_r1",
         "generic",
+        "granite",
+        "magistral",
+        "apertus",
     }

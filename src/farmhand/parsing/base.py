@@ -301,6 +301,17 @@ class CursorParser(FamilyParser):
         rest = len(self.buf) - self._at
         return rest < len(marker) and marker.startswith(self.buf[self._at :])
 
+    def _step_over(self, marker: str, final: bool) -> bool:
+        """Past whitespace, step over `marker` if it is there (an optional closing token);
+        False while what is there may still grow into it."""
+        if not self._skip_whitespace() and not final:
+            return False
+        if self._starts(marker):
+            self._at += len(marker)
+        elif self._may_become(marker) and not final:
+            return False
+        return True
+
     def _certain(self, markers: Sequence[str], final: bool) -> int:
         """Where the text that cannot be the start of a marker ends."""
         if final:

@@ -1,18 +1,22 @@
 """A family whose calls are a JSON array of call objects after a marker.
 
 Mistral Nemo writes `[TOOL_CALLS]` and then the array; Firefunction v2 writes ` functools[`,
-which opens the array itself. Text before the marker, and after the array, is text.
+which opens the array itself; Granite 3, Apriel, GigaChat and Apertus have their own markers
+(and Apertus its own call objects, `{"NAME": {arguments}}`). Text before the marker, and
+after the array, is text.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection
-from typing import ClassVar
+from typing import Any, ClassVar
 
+from farmhand.messages import ToolCall
 from farmhand.parsing.base import FamilyParser, ParserOptions, call_from_object
 from farmhand.parsing.broken import CALL_OBJECT, BrokenBody, cut_off, not_a_call_object, unreadable
-from farmhand.parsing.reader import CallObjectReader
-from farmhand.parsing.scan import WHITESPACE, JsonScanner, held_prefix
+from farmhand.parsing.reader import HERMES_ARGS, HERMES_NAME, CallObjectReader
+from farmhand.parsing.scan import WHITESPACE, JsonScanner, find_first, held_prefix
 
 
 class CallArrayParser(FamilyParser):
@@ -23,9 +27,18 @@ class CallArrayParser(FamilyParser):
     """
 
     # What starts the calls (the earliest found wins), and whether it ends with the array's
-    # `[` (" functools[") or is followed by the array ("[TOOL_CALLS]", then `[`).
+    # `[` (" functools[") or is followed by the array ("[TOOL_CALLS]", then `[`); a marker
+    # whose last character is `[` opens the array in any case.
     markers: ClassVar[tuple[str, ...]] = ()
     marker_opens_array: ClassVar[bool] = False
+    # Tags around the reply that are not text (Granite's <response>), dropped when reasoning
+    # is split out (with reasoning_format none the reply is kept as written).
+    reply_tags: ClassVar[tuple[str, ...]] = ()
+    # Tokens that are never text (a closing tag after the array, turn separators).
+    dropped_tokens: ClassVar[tuple[str, ...]] = ()
+    # How a call object's name and the start of its arguments are read while it streams.
+    name_re: ClassVar[re.Pattern[str]] = HERMES_NAME
+    args_re: ClassVar[re.Pattern[str]] = HERMES_ARGS
 
     def __init__(
         self, known_names: Collection[str] | None = None, *, options: ParserOptions | None = None
@@ -46,16 +59,27 @@ class CallArrayParser(FamilyParser):
         return best
 
     def _in_text(self, final: bool) -> bool:
+        tags = (self.reply_tags if self._thinking is not None else ()) + self.dropped_tokens
         found = self._find_marker(self.buf)
+        tag = find_first(self.buf[: found[0]] if found else self.buf, tags)
+        if tag is not None:
+            self._text(self.buf[: tag[0]])
+            self.buf = self.buf[tag[0] :]
+            if not final and any(m.startswith(self.buf) for m in self.markers):
+                return False  # the token may be the start of a marker (GigaChat's)
+            self.buf = self.buf[len(tag[1]) :]
+            return True
         if found is not None:
             self._text(self.buf[: found[0]])
+            opens_array = self.marker_opens_array or self.buf[found[1] - 1] == "["
             self.buf = self.buf[found[1] :]
-            if self.marker_opens_array:
+            if opens_array:
                 self._open_array("[")
             else:
                 self._mode = "open"
             return True
-        end = len(self.buf) if final else len(self.buf) - held_prefix(self.buf, self.markers)
+        held = held_prefix(self.buf, (*self.markers, *tags))
+        end = len(self.buf) if final else len(self.buf) - held
         self._text(self.buf[:end])
         self.buf = self.buf[end:]
         return False
@@ -97,7 +121,7 @@ class CallArrayParser(FamilyParser):
                 self._end_cut_off()
             return False
         if self.buf[0] == "{":
-            self._reader = CallObjectReader()
+            self._reader = CallObjectReader(self.name_re, self.args_re)
             self._mode = "object"
         elif self.buf[0] == "]" and self._array is not None:
             self._consume(1)
@@ -121,10 +145,14 @@ class CallArrayParser(FamilyParser):
                 self._call_done(cut_off(reader.name, reader.scanner.raw))
             return False
         value, ok = reader.value()
-        call = call_from_object(value) if ok else None
+        call = self._call_of(value) if ok else None
         self._call_done(call or not_a_call_object(reader.name, reader.scanner.raw, json_ok=ok))
         self._mode = "separator"
         return True
+
+    def _call_of(self, value: Any) -> ToolCall | None:
+        """The call a decoded object is, or None if it is not one."""
+        return call_from_object(value)
 
     def _in_separator(self, final: bool) -> bool:
         stripped = len(self.buf) - len(self.buf.lstrip(WHITESPACE))

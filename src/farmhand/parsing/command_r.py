@@ -1,32 +1,52 @@
-"""Command R7B tool calls: `<|START_THINKING|>` reasoning, then either a response or an action.
+"""Command R7B / Command A tool calls, and Command R+'s `Action:` list.
+
+Command R7B and Command A (Cohere2): `<|START_THINKING|>` reasoning, then a response or an
+action.
 
     <|START_THINKING|>plan<|END_THINKING|><|START_ACTION|>[
         {"tool_call_id": "0", "tool_name": "f", "parameters": {...}}, ...
     ]<|END_ACTION|>
     <|START_RESPONSE|>text<|END_RESPONSE|>
 
-The response tags are dropped from the text; the `tool_call_id` is kept as the call's id.
+The response tags (`<|START_TEXT|>`/`<|END_TEXT|>` in Command A) are dropped from the text;
+the `tool_call_id` is kept as the call's id.
 Inside an action everything is a call: an object that cannot be read becomes a call with a
 parse error, so the model is told. A single object without the list around it is accepted.
+
+Command R+ writes `Action:` and the same list, without ids, in a ```json fence:
+
+    Action:
+    ```json
+    [{"tool_name": "f", "parameters": {...}}]
+    ```
+
+There the list's end is found by reading the JSON (a fence inside a string argument does not
+end it); `Action:` not followed by a list is text, and the turn tokens are dropped.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Collection
-from typing import Any
+from typing import Any, ClassVar
 
 from farmhand.messages import ToolCall
 from farmhand.parsing.base import CursorParser, ParserOptions, call_from_object
 from farmhand.parsing.broken import cut_off, not_a_call_object, unreadable
 from farmhand.parsing.reader import CallObjectReader
-from farmhand.parsing.scan import feed_until
+from farmhand.parsing.scan import feed_from, feed_until
 
 START_ACTION = "<|START_ACTION|>"
 END_ACTION = "<|END_ACTION|>"
 START_RESPONSE = "<|START_RESPONSE|>"
 END_RESPONSE = "<|END_RESPONSE|>"
-TEXT_MARKERS = (START_ACTION, START_RESPONSE, END_RESPONSE)
+TEXT_MARKERS = (START_ACTION, START_RESPONSE, END_RESPONSE, "<|START_TEXT|>", "<|END_TEXT|>")
+ACTION = "Action:"
+TURN_TOKENS = ("<|START_OF_TURN_TOKEN|>", "<|CHATBOT_TOKEN|>", "<|END_OF_TURN_TOKEN|>")
+FENCE = "```"
+_ACTION_LIST = re.compile(r"\s*(?:```(?:json)?\s*)?\[")
+_ACTION_SO_FAR = re.compile(r"\s*(?:`{1,2}|```(?:j(?:s(?:o(?:n)?)?)?)?\s*)?")
+_ACTION_LIMIT = 64
 STOPS = (END_ACTION,)
 
 _STRING = r'"(?:[^"\\]|\\.)*"'
@@ -46,6 +66,9 @@ class CommandR7BParser(CursorParser):
     think_open = "<|START_THINKING|>"
     think_close = "<|END_THINKING|>"
     assistant_start = ("<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>",)
+    # What ends an action even inside an unfinished call (special tokens: never in JSON).
+    action_stops: ClassVar[tuple[str, ...]] = STOPS
+    action_end: ClassVar[str] = END_ACTION
 
     def __init__(
         self, known_names: Collection[str] | None = None, *, options: ParserOptions | None = None
@@ -99,7 +122,11 @@ class CommandR7BParser(CursorParser):
 
     def _in_object(self, final: bool) -> bool:
         reader = self._reader
-        end, fed, stopped = feed_until(reader, self.buf, STOPS, final, self._at)
+        if self.action_stops:
+            end, fed, stopped = feed_until(reader, self.buf, self.action_stops, final, self._at)
+        else:
+            end = feed_from(reader, self.buf, self._at)
+            fed, stopped = (self._at if reader.invalid else len(self.buf)), False
         self._at = fed if end is None else end
         if reader.name is not None:
             self._call_started(reader.name, reader.call_id)
@@ -129,14 +156,36 @@ class CommandR7BParser(CursorParser):
         return True
 
     def _in_end(self, final: bool) -> bool:
-        """`<|END_ACTION|>`, if written."""
-        if not self._skip_whitespace():
-            return False
-        if self._starts(END_ACTION):
-            self._at += len(END_ACTION)
-        elif self._may_become(END_ACTION) and not final:
+        """What closes an action (`<|END_ACTION|>`), if written."""
+        if not self._step_over(self.action_end, final):
             return False
         self._mode = "after"  # its whitespace is dropped; what follows is text again
+        return True
+
+
+class CommandRPlusParser(CommandR7BParser):
+    family = "command_r_plus"
+    action_stops = ()
+    action_end = FENCE  # after the list's `]`
+
+    def _in_text(self, final: bool) -> bool:
+        marker = self._text_to_marker((ACTION, *TURN_TOKENS), final)
+        if marker == ACTION:
+            self._mode = "action"
+        return marker is not None
+
+    def _in_action(self, final: bool) -> bool:
+        """After `Action:`: a fence and the list's `[`, or else `Action:` was text."""
+        match = _ACTION_LIST.match(self.buf, self._at)
+        if match:
+            self._at = match.end()
+            self._mode = "list"
+            return True
+        rest = self.buf[self._at : self._at + _ACTION_LIMIT]
+        if not final and len(rest) < _ACTION_LIMIT and _ACTION_SO_FAR.fullmatch(rest):
+            return False
+        self._text(ACTION)
+        self._mode = "text"
         return True
 
 

@@ -14,17 +14,22 @@ After `<|python_tag|>` (the token Llama 3.1 writes before built-in tool calls) c
 - anything else: code, to the end of the output, for the python tool (`{"code": code}`).
 The tag marks a call, so there the name is taken as written and a call that cannot be read
 becomes a call with a parse error.
+
+A reply that opens with a Python list of calls, `[f(a=1), g(b="x")]` (how Llama 3.2 writes
+calls when prompted for them, as Llama 4 does), is read as Llama 4's (see `llama4`).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Collection
+from dataclasses import replace
 
 from farmhand.messages import ToolCall
 from farmhand.parsing.base import ParserOptions, call_from_object, is_known_tool
 from farmhand.parsing.broken import cut_off, not_a_call_object, unreadable
 from farmhand.parsing.call_head import CallHead
+from farmhand.parsing.llama4 import Llama4Parser
 from farmhand.parsing.python_calls import (
     BUILTIN_CALL,
     BUILTIN_CALL_PREFIX,
@@ -33,6 +38,7 @@ from farmhand.parsing.python_calls import (
     RawCodeParser,
     builtin_call,
 )
+from farmhand.parsing.pythonic import opens_with_calls
 from farmhand.parsing.reader import CallObjectReader
 from farmhand.parsing.scan import WHITESPACE, held_prefix
 
@@ -56,7 +62,9 @@ class Llama3Parser(RawCodeParser):
         self, known_names: Collection[str] | None = None, *, options: ParserOptions | None = None
     ) -> None:
         super().__init__(known_names, options=options)
-        self._mode = "text"  # text | head | object | tag | builtin | code | after
+        self._mode = (
+            "start"  # start | pythonic | text | head | object | tag | builtin | code | after
+        )
         self._ws: list[str] = []  # whitespace after text, taken by a call if one follows
         self._out: list[str] = []  # text certain in this step, emitted at once
         self._head: CallHead | None = None
@@ -64,6 +72,7 @@ class Llama3Parser(RawCodeParser):
         self._reader: CallObjectReader | None = None
         self._name = ""
         self._python_args: PythonCallArguments | None = None
+        self._pythonic: Llama4Parser | None = None
 
     def _advance(self, final: bool) -> None:
         self._run_modes(final)
@@ -96,6 +105,27 @@ class Llama3Parser(RawCodeParser):
         self._flush()
 
     # The modes: each consumes from self.buf and returns False when it needs more input.
+
+    def _in_start(self, final: bool) -> bool:
+        """The reply's start: a Python list of calls is read as Llama 4's; else text."""
+        opens = opens_with_calls(self.buf[:256], final)
+        if opens is None:
+            return False
+        if opens:
+            # The reasoning, if any, was split off already: the reader only reads the calls.
+            options = replace(self.options, reasoning_format="none", thinking_forced_open=False)
+            self._pythonic = Llama4Parser(options=options)
+        self._mode = "pythonic" if opens else "text"
+        return True
+
+    def _in_pythonic(self, final: bool) -> bool:
+        reader = self._pythonic
+        assert reader is not None
+        events = reader.feed(self.buf) + (reader.finish() if final else [])
+        self.buf = ""
+        for event in events:
+            self._add(event)
+        return False
 
     def _in_text(self, final: bool) -> bool:
         buf = self.buf

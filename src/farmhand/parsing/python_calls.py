@@ -10,15 +10,15 @@ Llama 3.1 writes `<|python_tag|>` before either; Functionary writes code after t
 from __future__ import annotations
 
 import ast
-import bisect
 import json
 import re
 from collections.abc import Collection
 from typing import Any
 
 from farmhand.messages import ToolCall
+from farmhand.parsing.arg_text import ArgumentText
 from farmhand.parsing.base import FamilyParser, is_known_tool
-from farmhand.parsing.broken import unreadable
+from farmhand.parsing.broken import BrokenBody, unreadable
 
 PYTHON_TAG = "<|python_tag|>"
 BUILTIN_CALL = re.compile(r"(\w+)\s*\.\s*call\(")
@@ -48,27 +48,16 @@ class RawCode:
     def __init__(self, name: str) -> None:
         self.name = name
         self._code: list[str] = []
-        self._escaped: list[str] = ['{"code":"']
-        self._starts: list[int] = [0]  # where each escaped piece starts in the whole text
-        self._length = len(self._escaped[0])
+        self.arguments = ArgumentText('{"code":"')
 
     def add(self, text: str) -> None:
         if text:
             self._code.append(text)
-            # JSON escapes each character on its own, so escaping piece by piece gives the
-            # same text as escaping the whole.
-            piece = json.dumps(text, ensure_ascii=False)[1:-1]
-            self._escaped.append(piece)
-            self._starts.append(self._length)
-            self._length += len(piece)
+            self.arguments.add_string_part(text)
 
     def compact_from(self, start: int) -> str:
         """The partial arguments from character `start` on (see JsonScanner.compact_from)."""
-        if start >= self._length:
-            return ""
-        at = bisect.bisect_right(self._starts, start) - 1
-        head = self._escaped[at][start - self._starts[at] :]
-        return head + "".join(self._escaped[at + 1 :])
+        return self.arguments.compact_from(start)
 
     def call(self) -> ToolCall:
         return ToolCall(self.name, {"code": "".join(self._code)})
@@ -100,21 +89,25 @@ class RawCodeParser(FamilyParser):
 
 
 class PythonCallArguments:
-    """Finds the `)` that closes a Python call's arguments, fed a piece at a time."""
+    """Finds the `)` that closes a Python call's arguments, fed a piece at a time (or, with
+    `stops=",)"`, the end of one argument's value)."""
 
-    def __init__(self) -> None:
+    def __init__(self, stops: str = ")") -> None:
         self.depth = 0
         self.quote = ""
         self.escape = False
         self.parts: list[str] = []
+        self._stops = stops
+        self.stopped_by = ""  # the character that ended the text
 
     @property
     def text(self) -> str:
         return "".join(self.parts)
 
-    def feed(self, text: str) -> int | None:
-        """The offset just past the closing `)`, or None for more."""
-        for i, ch in enumerate(text):
+    def feed(self, text: str, start: int = 0) -> int | None:
+        """The offset just past the closing character, or None for more."""
+        for i in range(start, len(text)):
+            ch = text[i]
             if self.quote:
                 if self.escape:
                     self.escape = False
@@ -124,15 +117,117 @@ class PythonCallArguments:
                     self.quote = ""
             elif ch in "\"'":
                 self.quote = ch
+            elif self.depth == 0 and ch in self._stops:
+                self.parts.append(text[start:i])
+                self.stopped_by = ch
+                return i + 1
             elif ch in "([{":
                 self.depth += 1
             elif ch in ")]}":
-                if self.depth == 0 and ch == ")":
-                    self.parts.append(text[:i])
-                    return i + 1
                 self.depth = max(0, self.depth - 1)
-        self.parts.append(text)
+        self.parts.append(text[start:])
         return None
+
+
+# How long a keyword may be: past this, what is read is not keyword arguments.
+_KEY_LIMIT = 128
+KEYWORD_CALL = 'name(key=value, ...) with literal values, like f(city="Paris", days=3)'
+
+
+class KeywordArguments:
+    """A Python call's keyword arguments, `key=value, ...)`, fed a piece at a time from just
+    after the `(`, and written as JSON while they stream: `{"key": ` once a key is read, its
+    value once the value ends. Values are Python (or JSON) literals, read with `ast`."""
+
+    def __init__(self) -> None:
+        self.arguments = ArgumentText()
+        self.values: dict[str, Any] = {}
+        self.readable = True
+        self.written = BrokenBody()  # the start of the raw text, quoted by errors
+        self._key: list[str] = []
+        self._value: PythonCallArguments | None = None
+
+    def feed(self, text: str, start: int = 0) -> int | None:
+        """Read `text[start:]`: the offset just past the call's `)`, or None for more."""
+        end = self._read(text, start)
+        self.written.add(text[start:end])
+        return end
+
+    def call(self, name: str, written: str) -> ToolCall:
+        if not self.readable:
+            return unreadable(name, written + self.written.text, KEYWORD_CALL)
+        return ToolCall(name, self.values)
+
+    def _read(self, text: str, i: int) -> int | None:
+        while i < len(text):
+            if self._value is not None:
+                end = self._value.feed(text, i)
+                if end is None:
+                    return None
+                i = end
+                if not self._end_value(self._value):
+                    return i
+                continue
+            ch = text[i]
+            if ch == "=":
+                i += 1
+                self._start_value("".join(self._key).strip())
+            elif ch == ")":
+                self._close()
+                return i + 1
+            elif (ch.isalnum() or ch in "_ \t\r\n") and len(self._key) < _KEY_LIMIT:
+                self._key.append(ch)
+                i += 1
+            else:
+                self._give_up()  # a positional argument, or not a call at all
+        return None
+
+    def _start_value(self, key: str) -> None:
+        if not self.readable or not key.isidentifier():
+            self._give_up()
+            return
+        self.arguments.add(("{" if not self.values else ", ") + json.dumps(key) + ": ")
+        self.values[key] = None
+        self._value = PythonCallArguments(stops=",)")
+
+    def _end_value(self, value: PythonCallArguments) -> bool:
+        """Take the value just read; False when it closed the call."""
+        key = "".join(self._key).strip()
+        self._key = []
+        self._value = None
+        if self.readable:
+            decoded, ok = literal_value(value.text)
+            if ok:
+                self.values[key] = decoded
+                self.arguments.add_value(decoded)
+            else:
+                self.readable = False
+        if value.stopped_by == ")":
+            self._close()
+            return False
+        return True
+
+    def _close(self) -> None:
+        if "".join(self._key).strip():
+            self.readable = False  # a positional argument
+        if self.readable:
+            self.arguments.add("}" if self.values else "{}")
+
+    def _give_up(self) -> None:
+        """Not keyword arguments: skip to the `)` that closes the call (quotes respected)."""
+        self.readable = False
+        self._key = []
+        self._value = PythonCallArguments(stops=")")
+
+
+def literal_value(text: str) -> tuple[Any, bool]:
+    """A Python (or JSON) literal's value as JSON data; `(None, False)` if it is not one."""
+    source = text.strip()
+    try:
+        tree = ast.parse(source, mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None, False
+    return _literal(tree.body, source)
 
 
 def builtin_call(name: str, arguments: str) -> ToolCall:

@@ -200,3 +200,20 @@ def feed_until(
         if target.invalid or found is not None or at_end:
             return None, pos if target.invalid else limit, found is not None
         pos = limit
+
+
+def feed_from(target: Feedable, text: str, start: int) -> int | None:
+    """Feed `text[start:]` to `target` a window at a time (a long rest is not copied for each
+    value, as with `feed_until`, but with no stop token: the value's own end is all that ends
+    it): the offset just past the value's end, or None when it has not ended, or `target`
+    found it invalid (having consumed nothing of it)."""
+    pos = start
+    while pos < len(text):
+        piece = text[pos : pos + _WINDOW]
+        end = target.feed(piece)
+        if end is not None:
+            return pos + end
+        if target.invalid:
+            return None
+        pos += len(piece)
+    return None

@@ -1,0 +1,138 @@
+"""Properties of the families added for issue 14 (helper B's), on generated outputs built
+from their own markup: fed in any split a parser gives what it gives for the whole output,
+and garbage never raises (test_properties covers every family with the older families'
+markup; this adds the markup these families react to)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from tests.parsing.helpers import damaged, events_of, split_at, view
+
+from farmhand.messages import StreamEvent, ToolCallDelta, ToolCallEvent
+from farmhand.parsing.base import ParserOptions
+from farmhand.parsing.registry import family_class, parser_for
+
+FAMILIES = [
+    "lfm2", "llama4_pythonic", "gemma4", "function_gemma", "gemma", "reka", "magistral",
+    "command_r_plus", "minicpm", "granite", "granite4", "gigachat", "apriel", "apertus",
+    "phi4_mini", "internlm", "jamba", "ernie4_5",
+]  # fmt: skip
+
+MARKUP = [
+    "<|tool_call_start|>", "<|tool_call_end|>", "[f(", "a=1", ", ", ")]", "'x'", "<|python_start|>",
+    "<|tool_call>", "call:f{", 'k:<|"|>v<|"|>', "}<tool_call|>", "<|channel>thought\n",
+    "<channel|>", "<start_function_call>", "<escape>", "<end_function_call>", "[TOOL_CALLS]f",
+    "[ARGS]", "[CALL_ID]1", "[THINK]", "[/THINK]", "Action:\n```json\n[", "```",
+    '<function name="f">', '<param name="k">', "</param>", "</function>", "<![CDATA[", "]]>",
+    "<|tool_call|>", "<response>", "</response>", "<|message_sep|>\n\nfunction call<|role_sep|>\n",
+    "<|function_call|>", "[BEGIN FINAL RESPONSE]", "<tool_calls>", "</tool_calls>",
+    "<|tools_prefix|>", "<|tools_suffix|>", "<|inner_prefix|>", "<|inner_suffix|>", "functools[",
+    "<|action_start|><|plugin|>", "<|action_end|>", "<tool_call>", "</tool_call>", "<think>",
+    "</think>", '{"name": "f", "arguments": ', '{"f": ', '{"tool_name": "f", "parameters": ',
+    "{", "}", "[", "]", '"', "\\", ",", "\n", " ",
+]  # fmt: skip
+
+values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=6),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner),
+    max_leaves=5,
+)
+outputs = st.lists(
+    st.sampled_from(MARKUP) | st.text(max_size=10) | values.map(json.dumps), max_size=14
+).map("".join)
+
+OPTIONS: list[dict[str, Any]] = [
+    {"reasoning_format": "none"},
+    {"reasoning_format": "auto"},
+    {"reasoning_format": "auto", "thinking_forced_open": True},
+    {"known_names": frozenset({"f"}), "parallel_tool_calls": False},
+]
+
+
+def _view(family: str, pieces: list[str], options: dict[str, Any]) -> dict[str, Any]:
+    return view(events_of(family_class(family), "".join(pieces), pieces=pieces, **options))
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    text=outputs,
+    cuts=st.lists(st.integers(min_value=0, max_value=400), max_size=6),
+    which=st.integers(0, 3),
+)
+def test_any_split_parses_like_the_whole(
+    family: str, text: str, cuts: list[int], which: int
+) -> None:
+    options = OPTIONS[which]
+    whole = _view(family, [text], options)
+    assert _view(family, split_at(text, cuts), options) == whole
+    assert _view(family, list(text), options) == whole
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+@settings(max_examples=80, deadline=None)
+@given(text=st.text(max_size=200) | outputs)
+def test_garbage_never_raises(family: str, text: str) -> None:
+    message = _view(family, [text], {"tool_schemas": {"f": {"properties": {"k": {}}}}})
+    assert isinstance(message["content"], str)
+
+
+# A well-formed output of each family (calls, text, reasoning), damaged by the test.
+WELL_FORMED = {
+    "lfm2": '<think>plan</think>ok<|tool_call_start|>[f(a=1, b="x y"), g()]<|tool_call_end|>',
+    "llama4_pythonic": '[f(a=1, b="x"), g()]',
+    "gemma4": '<|channel>thought\np<channel|><|tool_call>call:f{a:<|"|>x y<|"|>}<tool_call|>',
+    "function_gemma": "<start_function_call>call:f{a:<escape>x<escape>}<end_function_call>",
+    "gemma": '{"tool_calls": [{"name": "f", "arguments": {"a": 1}}]}',
+    "reka": '<think>plan</think><tool_call>{"name": "f", "arguments": {"a": 1}}</tool_call>',
+    "magistral": '[THINK]plan[/THINK]ok[TOOL_CALLS]f[CALL_ID]1[ARGS]{"v": [1, "x"]}',
+    "command_r_plus": 'ok\nAction:\n```json\n[{"tool_name": "f", "parameters": {"a": 1}}]\n```',
+    "minicpm": '<function name="f"><param name="k"><![CDATA[a<b]]></param></function>ok',
+    "granite": '<think>p</think><response>ok</response><|tool_call|>[{"name":"f","arguments":{}}]',
+    "granite4": '<tool_call>\n{"name": "f", "arguments": {"a": 1}}\n</tool_call>',
+    "gigachat": 'ok<|message_sep|>\n\nfunction call<|role_sep|>\n{"name": "f", "arguments": {}}',
+    "apriel": 'plan[BEGIN FINAL RESPONSE]<tool_calls>[{"name": "f", "arguments": {}}]</tool_calls>',
+    "apertus": '<|inner_prefix|>p<|inner_suffix|><|tools_prefix|>[{"f": {"a": 1}}]<|tools_suffix|>',
+    "phi4_mini": 'ok functools[{"name": "f", "arguments": {"a": [1, 2]}}]',
+    "internlm": 'ok<|action_start|><|plugin|>\n{"name": "f", "parameters": {}}<|action_end|>',
+    "jamba": 'ok<tool_calls>[{"name": "f", "arguments": {"a": "x"}}]</tool_calls>',
+    "ernie4_5": 'plan</think><tool_call>\n{"name": "f", "arguments": {}}\n</tool_call>',
+}
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), cut=st.integers(0, 300))
+def test_damaged_output_parses_alike_in_any_split(
+    family: str, data: st.DataObject, cut: int
+) -> None:
+    text = data.draw(
+        damaged(st.tuples(st.just(WELL_FORMED[family]), st.none()), st.sampled_from(MARKUP))
+    )
+    options = {"reasoning_format": "auto"}
+    cut %= len(text) + 1
+    whole = _view(family, [text], options)
+    assert _view(family, [text[:cut], text[cut:]], options) == whole
+    assert _view(family, list(text), options) == whole
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_streamed_argument_pieces_add_up_to_each_call(family: str) -> None:
+    parser = parser_for(None, None, None, family=family, options=ParserOptions())
+    events: list[StreamEvent] = []
+    for ch in WELL_FORMED[family]:
+        events += parser.feed(ch)
+    events += parser.finish()
+    streamed: dict[int, str] = {}
+    for event in events:
+        if isinstance(event, ToolCallDelta):
+            streamed[event.index] = streamed.get(event.index, "") + event.arguments
+    calls = [e.call for e in events if isinstance(e, ToolCallEvent)]
+    assert calls
+    for index, call in enumerate(calls):
+        assert json.loads(streamed[index]) == call.arguments
