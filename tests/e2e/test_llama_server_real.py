@@ -266,12 +266,17 @@ async def test_the_openai_provider_talks_to_llama_server(gguf: Path, tmp_path: P
     assert "Paris" in answer
 
 
+@pytest.mark.parametrize("strategy", ["prompt_based", "native_api"])
 async def test_farmhand_chat_uses_tools_with_llama_server_as_its_model(
-    gguf: Path, tmp_path: Path, farmhand_cli: Callable[..., subprocess.CompletedProcess[str]]
+    gguf: Path,
+    tmp_path: Path,
+    farmhand_cli: Callable[..., subprocess.CompletedProcess[str]],
+    strategy: str,
 ) -> None:
-    # prompt_based: through llama-server's native tool calling this 0.5B model writes its call
-    # as a JSON code block, which llama-server passes on as text (seen 2026-11-24), so the
-    # loop would end without a call; described in the prompt, it calls in <tool_call> tags.
+    # native_api: through llama-server's native tool calling this 0.5B model writes its call
+    # as a JSON code block, which llama-server passes on as text (seen 2026-11-24); farmhand
+    # reads it out of the text with the family the model's name suggests (qwen: Hermes).
+    # prompt_based: described in the prompt, it calls in <tool_call> tags.
     papers = tmp_path / "papers"
     papers.mkdir()
     for name in ("garden-plan.txt", "recipes.md"):
@@ -281,7 +286,7 @@ async def test_farmhand_chat_uses_tools_with_llama_server_as_its_model(
     (tmp_path / "farmhand.yaml").write_text(
         "runtime:\n  max_tool_rounds: 1\n  default_model: ls\n  models:\n"
         f"    - {{name: ls, provider: openai, base_url: '{started['url']}/v1', model: qwen,"
-        " tool_call_strategy: prompt_based}\n"
+        f" tool_call_strategy: {strategy}}}\n"
     )
     try:
         chat = ["chat", "--tools", "papers", "--json", "--temperature", "0", "--seed", "7"]

@@ -207,6 +207,10 @@ class ModelConfig(_Strict):
     """Tool-call format to read from the model's output (e.g. hermes_2_pro, llama3_x,
     mistral_nemo, or auto: derived from the model's chat template); detected from the chat
     template or model name when omitted."""
+    text_tool_calls: bool = True
+    """OpenAI-compatible and Ollama backends: read tool calls the model wrote as text in its
+    reply (in the markup of `tool_parser`, else of the family its name suggests) when the
+    server did not return them as tool_calls."""
     constrained: bool = False
     """Embedded model: constrain every turn that offers tools with a grammar built from the
     tool schemas (turns with tool_choice required or a named tool always are)."""

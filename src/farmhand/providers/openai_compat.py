@@ -29,6 +29,7 @@ from farmhand.messages import (
 )
 from farmhand.providers.base import GenerationSettings
 from farmhand.providers.names import ToolNameMap
+from farmhand.providers.text_calls import TextCalls
 from farmhand.tools.definition import ToolDefinition
 
 # Connecting should be quick even when generating is not: an unreachable host should not
@@ -57,7 +58,10 @@ class OpenAICompatProvider:
         name: str = "openai",
         extra_params: dict[str, Any] | None = None,
         client: httpx.AsyncClient | None = None,
+        text_calls_family: str | None = None,
     ) -> None:
+        """`text_calls_family`: read calls the model wrote as text in that family's markup
+        (see `text_calls`); None leaves the content as the server sent it."""
         # base_url is used as given (e.g. http://localhost:8080/v1): guessing a missing /v1
         # would hide a wrong URL behind a confusing 404 later.
         self.base_url = base_url.rstrip("/")
@@ -69,6 +73,7 @@ class OpenAICompatProvider:
         self._timeout = httpx.Timeout(timeout, connect=min(timeout, MAX_CONNECT_TIMEOUT))
         self._owns_client = client is None
         self._client = client if client is not None else httpx.AsyncClient()
+        self.text_calls_family = text_calls_family
 
     async def aclose(self) -> None:
         if self._owns_client:
@@ -120,15 +125,20 @@ class OpenAICompatProvider:
                     await response.aread()
                     raise ProviderError(self._status_message(response))
                 turn = _Turn(names, self.url)
+                rescue = (
+                    TextCalls(self.text_calls_family, tools, names, settings.parallel_tool_calls)
+                    if self.text_calls_family and tools and settings.tool_choice != "none"
+                    else None
+                )
                 if response.headers.get("content-type", "").startswith("application/json"):
                     # A server that ignores stream=true sends one whole completion.
                     await response.aread()
-                    for event in turn.feed_line(f"data: {response.text}"):
+                    for event in _read(turn.feed_line(f"data: {response.text}"), rescue):
                         yield event
                 else:
                     lines = response.aiter_lines()
                     async for line in lines:
-                        for event in turn.feed_line(line):
+                        for event in _read(turn.feed_line(line), rescue):
                             yield event
                         if turn.done:
                             break
@@ -137,7 +147,7 @@ class OpenAICompatProvider:
                     with anyio.move_on_after(DRAIN_SECONDS):
                         async for _ in lines:
                             pass
-                for event in turn.finish():
+                for event in _finish(turn, rescue):
                     yield event
         except (httpx.HTTPError, httpx.InvalidURL, httpx.StreamError) as exc:
             raise ProviderError(self._transport_message(exc)) from exc
@@ -172,6 +182,27 @@ class OpenAICompatProvider:
         if isinstance(exc, httpx.RemoteProtocolError | httpx.ReadError):
             return f"the connection to {url} broke off during the response ({detail})"
         return f"request to {url} failed: {type(exc).__name__}: {detail}"
+
+
+def _read(events: list[StreamEvent], rescue: TextCalls | None) -> list[StreamEvent]:
+    """The server's events, its text read for calls written as text when `rescue` is set."""
+    if rescue is None:
+        return events
+    out: list[StreamEvent] = []
+    for event in events:
+        out.extend(rescue.feed(event.text) if isinstance(event, TextDelta) else [event])
+    return out
+
+
+def _finish(turn: _Turn, rescue: TextCalls | None) -> list[StreamEvent]:
+    events = turn.finish()
+    if rescue is None:
+        return events
+    finish = events.pop()  # the Finish, which comes last
+    events += rescue.finish(turn.native)
+    if rescue.found and isinstance(finish, Finish) and finish.reason != "tool_calls":
+        finish = Finish("tool_calls", finish.usage)
+    return [*events, finish]
 
 
 def _error_detail(response: httpx.Response) -> str:
@@ -274,6 +305,7 @@ class _Turn:
         self.url = url
         self.calls: dict[int, _PartialCall] = {}
         self.emitted: set[int] = set()
+        self.native: list[ToolCallEvent] = []  # the calls the server sent as tool_calls
         self.reason: str | None = None
         self.usage = Usage()
         self.done = False
@@ -352,7 +384,9 @@ class _Turn:
     def _flush(self) -> list[StreamEvent]:
         fresh = sorted(set(self.calls) - self.emitted)
         self.emitted.update(fresh)
-        return [ToolCallEvent(self.calls[i].build(self.names)) for i in fresh]
+        events = [ToolCallEvent(self.calls[i].build(self.names)) for i in fresh]
+        self.native += events
+        return list(events)
 
     def finish(self) -> list[StreamEvent]:
         if not self.chunks:

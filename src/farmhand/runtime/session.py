@@ -68,6 +68,7 @@ def _backend(model: ModelConfig, *, model_path: Path | None, progress: bool) -> 
         )
     if model.provider in ("openai", "universal", "ollama"):
         from farmhand.providers.openai_compat import OpenAICompatProvider
+        from farmhand.providers.text_calls import rescue_family
 
         base_url = model.base_url or _default_base_url(model.provider)
         if not model.model:
@@ -78,6 +79,9 @@ def _backend(model: ModelConfig, *, model_path: Path | None, progress: bool) -> 
             api_key=model.api_key,
             name=model.provider,
             extra_params=dict(model.model_api_parameters) or None,
+            text_calls_family=rescue_family(model.tool_parser, model.model)
+            if model.text_tool_calls
+            else None,
         )
     raise ConfigError(
         f"model {model.name!r}: provider {model.provider!r} is not available yet;"
