@@ -143,6 +143,7 @@ def test_show_prints_the_resolved_config_with_secrets_masked(config_file: Path) 
         "provider": "llamacpp",
         "model": "qwen2.5-coder:0.5b",
         "tool_call_strategy": "native_api",
+        "text_tool_calls": True,
         "constrained": False,
         "tools": [],
         "prompts": [],

@@ -376,6 +376,7 @@ def test_model_fields_match_the_documented_layout() -> None:
         "api_key",
         "tool_call_strategy",
         "tool_parser",
+        "text_tool_calls",
         "constrained",
         "mcp_servers",
         "tools",
