@@ -144,6 +144,7 @@ def test_show_prints_the_resolved_config_with_secrets_masked(config_file: Path) 
         "model": "qwen2.5-coder:0.5b",
         "tool_call_strategy": "native_api",
         "constrained": False,
+        "prefix_cache": True,
         "tools": [],
         "prompts": [],
         "default": False,

@@ -377,6 +377,7 @@ def test_model_fields_match_the_documented_layout() -> None:
         "tool_call_strategy",
         "tool_parser",
         "constrained",
+        "prefix_cache",
         "mcp_servers",
         "tools",
         "prompts",
