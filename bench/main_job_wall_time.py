@@ -10,9 +10,10 @@ Runs, each a fresh process, in this order:
   whose models/ links to the real model cache), so the head is processed and saved;
 - farmhand, second run: the same, with the head saved by the first run;
 - raw llama-cpp-python, no cache: the same model file and context size, given the messages
-  and tools of the first run's model turns (its transcript) through
-  `Llama.create_chat_completion` (the GGUF's own chat template), greedy; within the process
-  llama-cpp-python reuses its KV cache for a shared prefix between turns, as farmhand does.
+  and tools of every model turn of the first run (its transcript) through
+  `Llama.create_chat_completion` (the GGUF's own chat template), greedy, each turn cut at
+  the number of tokens farmhand's turn wrote; within the process llama-cpp-python reuses its
+  KV cache for a prefix shared with the previous turn, as farmhand does.
 
 A farmhand run does what `farmhand chat` does (config, filesystem MCP server on examples/,
 model load, tool loop) in its own process; its wall time is the whole process, Python start
@@ -76,13 +77,17 @@ def _bench(args: argparse.Namespace) -> None:
     second = seconds[0]
     second_wall = statistics.median(s["wall"] for s in seconds)
     print(f"main job: farmhand chat --tools examples {args.question!r} (seed {args.seed})")
-    print(f"{'run':<28}{'wall s':>8}{'prompt tok':>12}{'processed':>11}{'calls':>7}  head")
+    print(
+        f"{'run':<24}{'wall s':>8}{'turns':>6}{'prompt tok':>11}{'processed':>10}"
+        f"{'completion':>11}{'calls':>6}  head (per turn)"
+    )
     for name, run in (("farmhand, first run", first), ("farmhand, second run", second),
                       ("raw llama-cpp-python", raw)):  # fmt: skip
         wall = second_wall if run is second else run["wall"]
         print(
-            f"{name:<28}{wall:>8.2f}{run['prompt_tokens']:>12}{run['processed']:>11}"
-            f"{run['calls']:>7}  {run.get('head', '-')}"
+            f"{name:<24}{wall:>8.2f}{run['turns']:>6}{run['prompt_tokens']:>11}"
+            f"{run['processed']:>10}{run['completion_tokens']:>11}{run['calls']:>6}"
+            f"  {run.get('head', '-')}"
         )
     print(f"second/raw wall time: {second_wall / raw['wall']:.2f} (target <= 0.33)")
     print(f"first/raw wall time: {first['wall'] / raw['wall']:.2f}")
@@ -104,10 +109,11 @@ def _child(args: list[str], env: dict[str, str]) -> dict[str, Any]:
 
 
 def _farmhand_job(question: str, seed: int, temperature: float | None) -> dict[str, Any]:
-    """What `farmhand chat --tools examples QUESTION` does, reporting tokens and transcript."""
+    """What `farmhand chat --tools examples QUESTION` does, recording every model turn."""
     import anyio
 
     from farmhand.config.loader import find_config, load_config
+    from farmhand.messages import Finish
     from farmhand.prompting.templates import message_to_template_dict
     from farmhand.providers.base import GenerationSettings
     from farmhand.runtime.loop import run_to_completion
@@ -119,37 +125,52 @@ def _farmhand_job(question: str, seed: int, temperature: float | None) -> dict[s
         config, None, folder_servers=[filesystem_server(Path("examples"))], progress=False
     )
     settings = GenerationSettings(temperature=temperature, seed=seed)
+    provider: Any = session.provider
+    turns: list[dict[str, Any]] = []
+
+    class Recording:
+        """The provider, noting each turn's messages, tools and completion length."""
+
+        name = provider.name
+
+        async def stream(self, messages: Any, tools: Any, turn_settings: Any) -> Any:
+            offered = [] if turn_settings.tool_choice == "none" else tools
+            turn = {
+                "messages": [message_to_template_dict(m) for m in messages],
+                "tools": [t.to_openai() for t in offered],
+                "completion_tokens": 0,
+            }
+            turns.append(turn)
+            async for event in provider.stream(messages, tools, turn_settings):
+                if isinstance(event, Finish):
+                    turn["completion_tokens"] = event.usage.completion_tokens
+                yield event
+
+        async def aclose(self) -> None:
+            await provider.aclose()
 
     async def job() -> dict[str, Any]:
         async with session:
-            tools = await session.router.list_tools()
             result = await run_to_completion(
-                session.provider,
+                Recording(),
                 session.opening(question),
                 session.router,
                 settings,
                 max_tool_rounds=session.max_tool_rounds,
             )
-            await session.provider.aclose()
-        provider: Any = session.provider
+            await provider.aclose()
         return {
             "prompt_tokens": result.usage.prompt_tokens,
+            "completion_tokens": result.usage.completion_tokens,
             "processed": provider.processed_prompt_tokens,
             "head": ",".join(provider.prefix_outcomes) or "-",
+            "turns": len(turns),
             "calls": len(result.tool_calls),
             "answer": result.answer,
-            "transcript": {
-                "tools": [t.to_openai() for t in tools],
-                "turns": _turns([message_to_template_dict(m) for m in result.messages]),
-            },
+            "transcript": turns,
         }
 
     return anyio.run(job)
-
-
-def _turns(messages: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
-    """The prompt of every model turn: the messages before each assistant message."""
-    return [messages[:i] for i, m in enumerate(messages) if m["role"] == "assistant"]
 
 
 def _raw_job(transcript_file: Path, seed: int) -> dict[str, Any]:
@@ -158,7 +179,7 @@ def _raw_job(transcript_file: Path, seed: int) -> dict[str, Any]:
 
     from farmhand.models.assemble import ensure_model
     from farmhand.models.catalog import DEFAULT_MODEL
-    from farmhand.providers.llamacpp import DEFAULT_N_CTX, TOOL_TURN_MAX_TOKENS
+    from farmhand.providers.llamacpp import DEFAULT_N_CTX
     from farmhand.providers.prefix_cache import head_length
 
     transcript = json.loads(transcript_file.read_text())
@@ -170,28 +191,31 @@ def _raw_job(transcript_file: Path, seed: int) -> dict[str, Any]:
         n_threads_batch=threads,
         verbose=False,
     )
-    prompt_tokens = processed = calls = 0
+    prompt_tokens = processed = completion_tokens = 0
     answer = ""
-    for messages in transcript["turns"]:
+    for turn in transcript:
         before = list(llama.input_ids[: llama.n_tokens])
         reply: Any = llama.create_chat_completion(
-            messages=messages,
-            tools=transcript["tools"],
-            tool_choice="auto",
+            messages=turn["messages"],
+            tools=turn["tools"] or None,
             temperature=0.0,
             seed=seed,
-            max_tokens=TOOL_TURN_MAX_TOKENS,
+            max_tokens=max(1, turn["completion_tokens"]),  # as long as farmhand's turn
         )
         used = reply["usage"]["prompt_tokens"]
-        now = list(llama.input_ids[:used])
-        reused = head_length(now, before)  # what llama-cpp-python kept of the last turn
+        reused = head_length(list(llama.input_ids[:used]), before)  # kept from the last turn
         prompt_tokens += used
         processed += used - reused
-        message = reply["choices"][0]["message"]
-        calls += len(message.get("tool_calls") or [])
-        answer = message.get("content") or ""
-    return {"prompt_tokens": prompt_tokens, "processed": processed, "calls": calls,
-            "answer": answer}  # fmt: skip
+        completion_tokens += reply["usage"]["completion_tokens"]
+        answer = reply["choices"][0]["message"].get("content") or ""
+    return {
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": completion_tokens,
+        "processed": processed,
+        "turns": len(transcript),
+        "calls": "-",
+        "answer": answer,
+    }
 
 
 if __name__ == "__main__":

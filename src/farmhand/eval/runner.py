@@ -34,6 +34,7 @@ from farmhand.toolsets.mcp.discovery import DISCOVER, DiscoveryToolset, ServerSo
 from farmhand.toolsets.wrappers import SEPARATOR
 
 MAX_DISCOVERY_TURNS = 3
+DEFAULT_MAX_TOKENS = 256
 JIT_SERVER = "suite"
 
 Progress = Callable[[ItemResult], None]
@@ -41,11 +42,12 @@ Progress = Callable[[ItemResult], None]
 
 @dataclass(frozen=True)
 class RunOptions:
-    """Sampling for every case (eval defaults to greedy: results should repeat)."""
+    """Sampling for every case: greedy, so results repeat, and at most `max_tokens` per turn
+    (calls take far fewer; a long free-text answer is judged on its start)."""
 
     temperature: float | None = 0.0
     seed: int | None = 0
-    max_tokens: int | None = None
+    max_tokens: int | None = DEFAULT_MAX_TOKENS
     jit: bool = False
 
     def settings(self, case: EvalCase) -> GenerationSettings:

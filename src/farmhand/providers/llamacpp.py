@@ -32,13 +32,13 @@ import anyio
 import anyio.to_thread
 
 from farmhand.errors import ModelError, ProviderError
-from farmhand.messages import Finish, Message, StreamEvent, ToolCallEvent, Usage
+from farmhand.messages import Finish, Message, StreamEvent, TextDelta, ToolCallEvent, Usage
 from farmhand.parsing.base import ParserOptions
 from farmhand.parsing.registry import detect_family, parser_for, prefill_of, resolve_family
 from farmhand.prompting.prompt_based import with_tools_block
 from farmhand.prompting.templates import render_chat_template
 from farmhand.providers.base import GenerationSettings
-from farmhand.providers.call_gate import CallGate, GateThresholds
+from farmhand.providers.call_gate import GateThresholds, TurnGate, turn_gate
 from farmhand.providers.grammar import (
     OPEN_TAG,
     GrammarCache,
@@ -133,9 +133,7 @@ class LlamaCppProvider:
         self._grammars = GrammarCache(llama_grammar_check(llama))
         self._sampled = Processed()
         self.tool_rules = tool_rules  # added to the system prompt of turns that offer tools
-        self.call_gate = (
-            CallGate.for_vocabulary(llama, self._is_end, call_gate) if call_gate else None
-        )
+        self.call_gate = call_gate  # decide answer or call from the first token's odds
         self.prefix_cache = PrefixCache(llama) if prefix_cache is True else prefix_cache or None
         self.last_prefix: str | None = None  # what the prefix cache did on the last turn
         self.prefix_outcomes: list[str] = []  # and on every turn so far
@@ -200,14 +198,19 @@ class LlamaCppProvider:
             for event in calls.admit(opening):
                 yield event
             await self._prepare_head(messages, offered, prompt_tokens)
-            gate = self.call_gate if callable_tools and settings.tool_choice == "auto" else None
-            steer = gate.steer(after_result=_after_result(messages)) if gate else None
-            sampling = self._sampling(settings, spec, steer)
+            gate: TurnGate | None = None
+            if self.call_gate and callable_tools and settings.tool_choice == "auto":
+                gate = turn_gate(self.llama, self.call_gate, after_result=_after_result(messages))
+            sampling = self._sampling(settings, spec, gate)
             generation = self._generate(prompt_tokens, max_tokens, settings, sampling)
             async with aclosing(generation) as pieces:
                 async for piece, count in pieces:
                     completion_tokens = count
-                    for event in calls.admit(parser.feed(piece)):
+                    # A turn the gate decided to answer is text, whatever it looks like.
+                    read: list[StreamEvent] = (
+                        [TextDelta(piece)] if gate and gate.answering else parser.feed(piece)
+                    )
+                    for event in calls.admit(read):
                         yield event
                     if calls.looping:
                         break  # leaving the loop closes the generator, which stops llama.cpp
