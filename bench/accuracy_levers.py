@@ -44,6 +44,7 @@ from farmhand.providers.call_gate import GateThresholds
 from farmhand.providers.llamacpp import LlamaCppProvider, load_llama
 
 GATE = GateThresholds(call=0.5, after_result=0.9)
+ANOTHER = GateThresholds(call=None, after_result=None, another=0.05)
 Builder = Callable[[Any], Provider]
 VARIANTS: dict[str, Builder] = {
     "baseline": lambda llama: LlamaCppProvider(llama),
@@ -51,6 +52,8 @@ VARIANTS: dict[str, Builder] = {
     "gate": lambda llama: LlamaCppProvider(llama, call_gate=GATE),
     "lazy": lambda llama: LlamaCppProvider(llama, constrained=True),
     "prompt": lambda llama: PromptBasedProvider(LlamaCppProvider(llama)),
+    "answer": lambda llama: LlamaCppProvider(llama, answer_after_results=True),
+    "another": lambda llama: LlamaCppProvider(llama, call_gate=ANOTHER),
     "rules+gate": lambda llama: LlamaCppProvider(llama, tool_rules=TOOL_RULES, call_gate=GATE),
 }
 

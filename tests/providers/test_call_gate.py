@@ -57,3 +57,32 @@ def test_after_a_result_the_bar_is_higher_and_later_tokens_are_left_alone() -> N
     gate([1], later)
     assert np.array_equal(later, before)
     assert not turn_gate(Vocabulary(), thresholds, after_result=False).answering
+
+
+def test_after_a_call_the_end_is_banned_when_the_model_leans_on() -> None:
+    thresholds = GateThresholds(call=None, after_result=None, another=0.2, push_tokens=2)
+    gate = turn_gate(Vocabulary(), thresholds, after_result=False)
+    gate.end_tokens = [PIECES.index("w0")]  # stands in for <|im_end|>
+    first = logits(brace=0.9)
+    untouched = first.copy()
+    gate([], first)
+    assert np.array_equal(first, untouched)  # no first-token decision with call=None
+    gate.call_written()
+    leaning = logits(w0=0.7, Hello=0.3)
+    gate([1, 2], leaning)
+    assert np.isneginf(leaning[PIECES.index("w0")])
+    again = logits(w0=0.9)
+    gate([1, 2, 3], again)
+    assert np.isneginf(again[PIECES.index("w0")])  # two tokens
+    free = logits(w0=0.9)
+    gate([1, 2, 3, 4], free)
+    assert np.isfinite(free[PIECES.index("w0")])
+
+
+def test_after_a_call_a_sure_end_is_left_alone() -> None:
+    gate = turn_gate(Vocabulary(), GateThresholds(another=0.2), after_result=False)
+    gate.end_tokens = [PIECES.index("w0")]
+    gate.call_written()
+    sure = logits(w0=0.95)
+    gate([1], sure)
+    assert np.isfinite(sure[PIECES.index("w0")])

@@ -22,6 +22,7 @@ context keeps whatever prefix the next turn shares, as llama-cpp-python does.
 from __future__ import annotations
 
 import codecs
+import dataclasses
 import os
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from contextlib import aclosing
@@ -35,6 +36,7 @@ from farmhand.errors import ModelError, ProviderError
 from farmhand.messages import Finish, Message, StreamEvent, TextDelta, ToolCallEvent, Usage
 from farmhand.parsing.base import ParserOptions
 from farmhand.parsing.registry import detect_family, parser_for, prefill_of, resolve_family
+from farmhand.prompting.guidance import answer_turn, results_to_answer
 from farmhand.prompting.prompt_based import with_tools_block
 from farmhand.prompting.templates import render_chat_template
 from farmhand.providers.base import GenerationSettings
@@ -113,6 +115,7 @@ class LlamaCppProvider:
         prefix_cache: bool | PrefixCache = False,
         call_gate: GateThresholds | None = None,
         tool_rules: str | None = None,
+        answer_after_results: bool = False,
     ) -> None:
         self.llama = llama
         self.model_name = model_name
@@ -123,6 +126,7 @@ class LlamaCppProvider:
         self._lock = anyio.Lock()  # one generation at a time: a llama context is not shared
         self._special = _special_tokens(llama)
         self._is_end = _end_of_generation_check(llama)
+        self._end_tokens = _end_tokens(llama, self._is_end)
         self.constrained = constrained
         # The family its tool calls are read in: from config, else from its chat template.
         self.tool_family = (
@@ -134,6 +138,8 @@ class LlamaCppProvider:
         self._sampled = Processed()
         self.tool_rules = tool_rules  # added to the system prompt of turns that offer tools
         self.call_gate = call_gate  # decide answer or call from the first token's odds
+        # After results that all succeeded, answer from them (prompting.guidance.answer_turn).
+        self.answer_after_results = answer_after_results
         self.prefix_cache = PrefixCache(llama) if prefix_cache is True else prefix_cache or None
         self.last_prefix: str | None = None  # what the prefix cache did on the last turn
         self.prefix_outcomes: list[str] = []  # and on every turn so far
@@ -165,6 +171,10 @@ class LlamaCppProvider:
         ones rendered through the chat template (the prompt-based strategy passes `tools=[]`
         and its tools here); the turn is then constrained in the Hermes format whatever the
         template, and the calls are read back with those names."""
+        answer_now = self.answer_after_results and settings.tool_choice == "auto" and tools
+        if answer_now and results_to_answer(messages):
+            messages = answer_turn(messages)
+            settings = dataclasses.replace(settings, tool_choice="none")
         none = settings.tool_choice == "none"
         offered = [] if none else list(tools)
         callable_tools = offered if grammar_tools is None or none else list(grammar_tools)
@@ -201,6 +211,7 @@ class LlamaCppProvider:
             gate: TurnGate | None = None
             if self.call_gate and callable_tools and settings.tool_choice == "auto":
                 gate = turn_gate(self.llama, self.call_gate, after_result=_after_result(messages))
+                gate.end_tokens = self._end_tokens
             sampling = self._sampling(settings, spec, gate)
             generation = self._generate(prompt_tokens, max_tokens, settings, sampling)
             async with aclosing(generation) as pieces:
@@ -211,6 +222,8 @@ class LlamaCppProvider:
                         [TextDelta(piece)] if gate and gate.answering else parser.feed(piece)
                     )
                     for event in calls.admit(read):
+                        if gate and isinstance(event, ToolCallEvent):
+                            gate.call_written()
                         yield event
                     if calls.looping:
                         break  # leaving the loop closes the generator, which stops llama.cpp
@@ -362,6 +375,16 @@ def _special_tokens(llama: Any) -> dict[str, str]:
         return str(llama.detokenize([token_id], special=True).decode("utf-8", "replace"))
 
     return {"bos": text(llama.token_bos()), "eos": text(llama.token_eos())}
+
+
+def _end_tokens(llama: Any, is_end: Callable[[int], bool]) -> list[int]:
+    """The end-of-turn tokens a chat reply ends with (EOS, and the template's own)."""
+    found = [llama.token_eos()]
+    for text in (b"<|im_end|>", b"<|endoftext|>", b"<|eot_id|>", b"<|end|>"):
+        tokens = llama.tokenize(text, add_bos=False, special=True)
+        if len(tokens) == 1:
+            found.append(tokens[0])
+    return [t for t in dict.fromkeys(found) if t >= 0 and is_end(t)]
 
 
 def _end_of_generation_check(llama: Any) -> Callable[[int], bool]:
