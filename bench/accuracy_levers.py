@@ -10,10 +10,12 @@ Every variant runs on the same loaded model, the same suite and greedy decoding,
 case (`farmhand.eval`); the table has one column per variant, and the deltas against the
 baseline follow it.
 
-Variants: baseline; rules (`prompting/guidance.py` in the system prompt); gate
-(`providers/call_gate.py`: call only if the first tokens that start a call weigh >= 0.5 in
-all, >= 0.9 after a tool result); lazy (the tool grammar, triggered at the call tag); prompt (the
-prompt-based strategy); default (what the provider now ships: see `DEFAULT_VARIANT`).
+Variants, each one lever on the baseline: rules (`prompting/guidance.py` in the system
+prompt); gate (`providers/call_gate.py`: call only if the first tokens that start a call
+weigh >= 0.5 in all, >= 0.9 after a tool result); lazy (the tool grammar, triggered at the
+call tag); prompt (the prompt-based strategy); answer (after successful results, the
+question and results as one plain message: `guidance.answer_turn`); another (after a call,
+push on to another when P(not ending) >= 0.05); default (what the provider ships).
 
 Run: .venv/bin/python bench/accuracy_levers.py [SUITE] [--variants a,b] [--limit N]
      [--category C] [--json FILE]         SUITE: builtin (default), bfcl:slice, a JSONL file
@@ -47,14 +49,18 @@ GATE = GateThresholds(call=0.5, after_result=0.9)
 ANOTHER = GateThresholds(call=None, after_result=None, another=0.05)
 Builder = Callable[[Any], Provider]
 VARIANTS: dict[str, Builder] = {
-    "baseline": lambda llama: LlamaCppProvider(llama),
-    "rules": lambda llama: LlamaCppProvider(llama, tool_rules=TOOL_RULES),
-    "gate": lambda llama: LlamaCppProvider(llama, call_gate=GATE),
-    "lazy": lambda llama: LlamaCppProvider(llama, constrained=True),
-    "prompt": lambda llama: PromptBasedProvider(LlamaCppProvider(llama)),
+    "baseline": lambda llama: LlamaCppProvider(llama, answer_after_results=False),
+    "rules": lambda llama: LlamaCppProvider(
+        llama, tool_rules=TOOL_RULES, answer_after_results=False
+    ),
+    "gate": lambda llama: LlamaCppProvider(llama, call_gate=GATE, answer_after_results=False),
+    "lazy": lambda llama: LlamaCppProvider(llama, constrained=True, answer_after_results=False),
+    "prompt": lambda llama: PromptBasedProvider(
+        LlamaCppProvider(llama, answer_after_results=False)
+    ),
     "answer": lambda llama: LlamaCppProvider(llama, answer_after_results=True),
-    "another": lambda llama: LlamaCppProvider(llama, call_gate=ANOTHER),
-    "rules+gate": lambda llama: LlamaCppProvider(llama, tool_rules=TOOL_RULES, call_gate=GATE),
+    "another": lambda llama: LlamaCppProvider(llama, call_gate=ANOTHER, answer_after_results=False),
+    "default": lambda llama: LlamaCppProvider(llama),  # what the provider ships
 }
 
 

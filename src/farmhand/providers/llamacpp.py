@@ -115,7 +115,7 @@ class LlamaCppProvider:
         prefix_cache: bool | PrefixCache = False,
         call_gate: GateThresholds | None = None,
         tool_rules: str | None = None,
-        answer_after_results: bool = False,
+        answer_after_results: bool = True,
     ) -> None:
         self.llama = llama
         self.model_name = model_name
