@@ -14,3 +14,8 @@ def farmhand_home() -> Path:
 
 def models_dir() -> Path:
     return farmhand_home() / "models"
+
+
+def kv_cache_dir() -> Path:
+    """Saved KV states of prompt heads (system prompt + tools), reused across runs."""
+    return farmhand_home() / "kv"

@@ -145,6 +145,7 @@ def test_show_prints_the_resolved_config_with_secrets_masked(config_file: Path) 
         "tool_call_strategy": "native_api",
         "text_tool_calls": True,
         "constrained": False,
+        "prefix_cache": True,
         "tools": [],
         "prompts": [],
         "default": False,

@@ -378,6 +378,7 @@ def test_model_fields_match_the_documented_layout() -> None:
         "tool_parser",
         "text_tool_calls",
         "constrained",
+        "prefix_cache",
         "mcp_servers",
         "tools",
         "prompts",

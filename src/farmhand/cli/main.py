@@ -7,6 +7,7 @@ import typer
 from farmhand.cli import models as models_commands
 from farmhand.cli.chat import chat
 from farmhand.cli.config import config_app
+from farmhand.cli.eval import eval_command
 from farmhand.cli.mcp import mcp_app
 from farmhand.cli.parse import parse_command
 from farmhand.cli.run import run
@@ -22,6 +23,7 @@ app = typer.Typer(
 )
 app.command()(chat)
 app.command("parse")(parse_command)
+app.command("eval")(eval_command)
 app.command("run")(run)
 app.command("serve")(serve)
 app.add_typer(tools_app, name="tools", help="List, search and call MCP tools (no model).")

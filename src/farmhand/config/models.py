@@ -214,6 +214,9 @@ class ModelConfig(_Strict):
     constrained: bool = False
     """Embedded model: constrain every turn that offers tools with a grammar built from the
     tool schemas (turns with tool_choice required or a named tool always are)."""
+    prefix_cache: bool = True
+    """Embedded model: save the KV state of the prompt's head (system prompt and tools) under
+    $FARMHAND_HOME/kv/ and restore it in the next run, which then processes only the rest."""
     mcp_servers: list[str] | None = None
     """MCP servers this model may use: omitted = all, [] = none, a list = only those."""
     tools: list[InlineToolConfig] = []

@@ -4,38 +4,59 @@ Generation runs in a worker thread (llama.cpp blocks) and streams tokens back th
 memory stream; the model's own chat template renders the prompt and a tool-call parser
 picked for that template reads the calls back out of the text.
 
-Constrained decoding (`providers/grammar.py`): a turn with tool_choice required or a named
-function, or any turn offering tools when the provider is built with `constrained=True`,
-samples under a grammar that admits only calls of the offered tools with schema-valid
-arguments, in the Hermes `<tool_call>` format. That format is what the grammar writes, so it
-applies only to chat templates that use it, or when the caller asks for it explicitly with
-`grammar_tools` (the prompt-based strategy, which describes the tools in the system prompt
-instead of rendering them through the template).
+Tokens come from farmhand's own sampling loop (`llama_sampling.py`), not `Llama.generate`,
+so that a grammar can be lazy. Constrained decoding (`providers/grammar.py`): a turn with
+tool_choice required or a named function samples under a grammar that admits only calls of
+the offered tools with schema-valid arguments, in the Hermes `<tool_call>` format; with
+`constrained=True` an auto turn gets the same grammar lazily: free text is not constrained
+(and costs nothing), and once the model writes `<tool_call>` the call must be valid. That
+format is what the grammar writes, so it applies only to chat templates that use it, or when
+the caller asks for it explicitly with `grammar_tools` (the prompt-based strategy, which
+describes the tools in the system prompt instead of rendering them through the template).
+
+With `prefix_cache` the KV state of the prompt's head (system prompt and tool definitions)
+is saved to disk and restored by the next process (`prefix_cache.py`); within a process the
+context keeps whatever prefix the next turn shares, as llama-cpp-python does.
 """
 
 from __future__ import annotations
 
 import codecs
+import dataclasses
 import os
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from contextlib import aclosing
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio
 import anyio.to_thread
 
 from farmhand.errors import ModelError, ProviderError
-from farmhand.messages import Finish, Message, StreamEvent, ToolCallEvent, Usage
+from farmhand.messages import Finish, Message, StreamEvent, TextDelta, ToolCallEvent, Usage
 from farmhand.parsing.base import ParserOptions
 from farmhand.parsing.registry import detect_family, parser_for, prefill_of, resolve_family
+from farmhand.prompting.guidance import answer_turn, results_to_answer
+from farmhand.prompting.prompt_based import with_tools_block
 from farmhand.prompting.templates import render_chat_template
 from farmhand.providers.base import GenerationSettings
-from farmhand.providers.grammar import OPEN_TAG, GrammarCache, grammar_spec, llama_grammar_check
+from farmhand.providers.call_gate import GateThresholds, TurnGate, turn_gate
+from farmhand.providers.grammar import (
+    OPEN_TAG,
+    GrammarCache,
+    GrammarSpec,
+    grammar_spec,
+    llama_grammar_check,
+)
+from farmhand.providers.llama_sampling import (
+    LazyTrigger,
+    Processed,
+    Sampling,
+    Steer,
+    sample_tokens,
+)
+from farmhand.providers.prefix_cache import PrefixCache, head_length
 from farmhand.tools.definition import ToolDefinition
-
-if TYPE_CHECKING:
-    from llama_cpp.llama_grammar import LlamaGrammar
 
 DEFAULT_N_CTX = 4096
 DEFAULT_TEMPERATURE = 0.2
@@ -43,6 +64,10 @@ DEFAULT_TEMPERATURE = 0.2
 # well under this, and small models otherwise ramble on listing calls for minutes.
 TOOL_TURN_MAX_TOKENS = 512
 _TEMPLATE_KEY = "tokenizer.chat_template"
+# Stands in for the first user message when the prompt's head is rendered alone.
+_HEAD_MARK = "\u2063farmhand-head\u2063"
+# The lazy grammar wakes at the call tag, as a token or as text, and is fed from the tag on.
+_CALL_TRIGGER = r"[\s\S]*?(" + OPEN_TAG + r")[\s\S]*"
 
 
 def load_llama(
@@ -70,7 +95,10 @@ def load_llama(
 
 
 class LlamaCppProvider:
-    """`constrained`: constrain tool_choice auto turns too (required and named always are)."""
+    """`constrained`: constrain tool_choice auto turns too (required and named always are),
+    with a lazy grammar: free text costs nothing, and once the model opens a call the call
+    must name an offered tool with schema-valid arguments. `prefix_cache`: keep the KV state
+    of the prompt's head (system prompt and tools) on disk between runs (`prefix_cache.py`)."""
 
     name = "llamacpp"
     accepts_grammar_tools = True  # see providers.grammar.GrammarTarget
@@ -84,6 +112,10 @@ class LlamaCppProvider:
         default_temperature: float = DEFAULT_TEMPERATURE,
         constrained: bool = False,
         tool_parser: str | None = None,
+        prefix_cache: bool | PrefixCache = False,
+        call_gate: GateThresholds | None = None,
+        tool_rules: str | None = None,
+        answer_after_results: bool = True,
     ) -> None:
         self.llama = llama
         self.model_name = model_name
@@ -94,6 +126,7 @@ class LlamaCppProvider:
         self._lock = anyio.Lock()  # one generation at a time: a llama context is not shared
         self._special = _special_tokens(llama)
         self._is_end = _end_of_generation_check(llama)
+        self._end_tokens = _end_tokens(llama, self._is_end)
         self.constrained = constrained
         # The family its tool calls are read in: from config, else from its chat template.
         self.tool_family = (
@@ -102,6 +135,20 @@ class LlamaCppProvider:
             else detect_family(self.chat_template, model_name)
         )
         self._grammars = GrammarCache(llama_grammar_check(llama))
+        self._sampled = Processed()
+        self.tool_rules = tool_rules  # added to the system prompt of turns that offer tools
+        self.call_gate = call_gate  # decide answer or call from the first token's odds
+        # After results that all succeeded, answer from them (prompting.guidance.answer_turn).
+        self.answer_after_results = answer_after_results
+        self.prefix_cache = PrefixCache(llama) if prefix_cache is True else prefix_cache or None
+        self.last_prefix: str | None = None  # what the prefix cache did on the last turn
+        self.prefix_outcomes: list[str] = []  # and on every turn so far
+
+    @property
+    def processed_prompt_tokens(self) -> int:
+        """Prompt tokens llama.cpp evaluated over all turns (restored or reused ones are not)."""
+        cached = self.prefix_cache.evaluated if self.prefix_cache else 0
+        return self._sampled.prompt_tokens + cached
 
     def render(self, messages: Sequence[Message], tools: Sequence[ToolDefinition]) -> str:
         return render_chat_template(
@@ -124,13 +171,19 @@ class LlamaCppProvider:
         ones rendered through the chat template (the prompt-based strategy passes `tools=[]`
         and its tools here); the turn is then constrained in the Hermes format whatever the
         template, and the calls are read back with those names."""
+        answer_now = self.answer_after_results and settings.tool_choice == "auto" and tools
+        if answer_now and results_to_answer(messages):
+            messages = answer_turn(messages)
+            settings = dataclasses.replace(settings, tool_choice="none")
         none = settings.tool_choice == "none"
         offered = [] if none else list(tools)
         callable_tools = offered if grammar_tools is None or none else list(grammar_tools)
+        if self.tool_rules and callable_tools:
+            messages = with_tools_block(messages, self.tool_rules)
         prompt = self.render(messages, offered)
-        grammar = self._grammar(callable_tools, settings, explicit=grammar_tools is not None)
+        spec = self._grammar_spec(callable_tools, settings, explicit=grammar_tools is not None)
         # A grammar writes Hermes-style calls, whatever the model's own family is.
-        family = "hermes_2_pro" if grammar is not None else self.tool_family
+        family = "hermes_2_pro" if spec is not None else self.tool_family
         parser = parser_for(
             self.chat_template,  # what `auto` derives its parser from
             None,
@@ -158,11 +211,23 @@ class LlamaCppProvider:
             calls = _CallsOfTurn()
             for event in calls.admit(opening):
                 yield event
-            generation = self._generate(prompt_tokens, max_tokens, settings, grammar)
+            await self._prepare_head(messages, offered, prompt_tokens)
+            gate: TurnGate | None = None
+            if self.call_gate and callable_tools and settings.tool_choice == "auto":
+                gate = turn_gate(self.llama, self.call_gate, after_result=_after_result(messages))
+                gate.end_tokens = self._end_tokens
+            sampling = self._sampling(settings, spec, gate)
+            generation = self._generate(prompt_tokens, max_tokens, settings, sampling)
             async with aclosing(generation) as pieces:
                 async for piece, count in pieces:
                     completion_tokens = count
-                    for event in calls.admit(parser.feed(piece)):
+                    # A turn the gate decided to answer is text, whatever it looks like.
+                    read: list[StreamEvent] = (
+                        [TextDelta(piece)] if gate and gate.answering else parser.feed(piece)
+                    )
+                    for event in calls.admit(read):
+                        if gate and isinstance(event, ToolCallEvent):
+                            gate.call_written()
                         yield event
                     if calls.looping:
                         break  # leaving the loop closes the generator, which stops llama.cpp
@@ -173,35 +238,70 @@ class LlamaCppProvider:
             "tool_calls" if calls.seen else reason, Usage(len(prompt_tokens), completion_tokens)
         )
 
-    def _grammar(
+    def _grammar_spec(
         self, tools: Sequence[ToolDefinition], settings: GenerationSettings, *, explicit: bool
-    ) -> LlamaGrammar | None:
-        """The grammar this turn samples under, or None."""
+    ) -> GrammarSpec | None:
+        """What this turn's calls are constrained to, or None. On an auto turn the spec is
+        calls only: the grammar is lazy and wakes at the call tag (see `_sampling`)."""
         spec = grammar_spec(tools, settings, constrain_auto=self.constrained)
         if spec is None or not (explicit or OPEN_TAG in (self.chat_template or "")):
             return None
-        built = self._grammars.get(spec)
-        if built is None:
-            return None
-        from llama_cpp.llama_grammar import LlamaGrammar
+        if not spec.calls_only:
+            spec = GrammarSpec(spec.tools, True, spec.parallel)
+        return spec
 
-        return LlamaGrammar.from_string(built.text, verbose=False)
+    def _sampling(
+        self, settings: GenerationSettings, spec: GrammarSpec | None, steer: Steer | None = None
+    ) -> Sampling:
+        temperature = (
+            settings.temperature if settings.temperature is not None else self.default_temperature
+        )
+        built = self._grammars.get(spec) if spec is not None else None
+        lazy = settings.tool_choice == "auto" and built is not None
+        trigger = LazyTrigger((_CALL_TRIGGER,), tuple(self._call_tag_tokens())) if lazy else None
+        return Sampling(temperature, settings.seed, built.text if built else None, trigger, steer)
+
+    def _call_tag_tokens(self) -> list[int]:
+        tokens = self.llama.tokenize(OPEN_TAG.encode(), add_bos=False, special=True)
+        return list(tokens) if len(tokens) == 1 else []
+
+    async def _prepare_head(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[ToolDefinition],
+        prompt_tokens: list[int],
+    ) -> None:
+        """Have the context hold the prompt's head, restored from disk when saved before."""
+        self.last_prefix = None
+        if self.prefix_cache is None:
+            return
+        leading = 0
+        while leading < len(messages) and messages[leading].role == "system":
+            leading += 1
+        if leading == len(messages):
+            return
+        rendered = self.render([*messages[:leading], Message.user(_HEAD_MARK)], tools)
+        cut = rendered.find(_HEAD_MARK)
+        if cut <= 0:
+            return
+        head_text = rendered[:cut].encode()
+        head_tokens = self.llama.tokenize(head_text, add_bos=False, special=True)
+        head = prompt_tokens[: head_length(prompt_tokens, head_tokens)]
+        if len(head) < len(prompt_tokens):
+            cache = self.prefix_cache
+            self.last_prefix = await anyio.to_thread.run_sync(cache.prepare, head)
+            self.prefix_outcomes.append(self.last_prefix)
 
     async def _generate(
         self,
         prompt_tokens: list[int],
         max_tokens: int,
         settings: GenerationSettings,
-        grammar: LlamaGrammar | None = None,
+        sampling: Sampling,
     ) -> AsyncGenerator[tuple[str, int], None]:
         """Yield (text, tokens so far). Each token is computed in a worker thread (llama.cpp
         blocks), one step at a time, so stopping early is just not asking for the next."""
-        temperature = (
-            settings.temperature if settings.temperature is not None else self.default_temperature
-        )
-        if settings.seed is not None:
-            self.llama.set_seed(settings.seed)
-        tokens = self.llama.generate(prompt_tokens, temp=temperature, reset=True, grammar=grammar)
+        tokens = sample_tokens(self.llama, prompt_tokens, sampling, self._sampled)
         decoder = codecs.getincrementaldecoder("utf-8")("replace")
         count = 0
         try:
@@ -228,6 +328,17 @@ class LlamaCppProvider:
         close: Callable[[], None] | None = getattr(self.llama, "close", None)
         if close is not None:
             close()
+
+
+def _after_result(messages: Sequence[Message]) -> bool:
+    """Whether the turn follows tool results (in the prompt-based strategy they come back
+    as a user turn of `<tool_response>` blocks)."""
+    last = messages[-1] if messages else None
+    if last is None:
+        return False
+    return last.role == "tool" or (
+        last.role == "user" and last.content.lstrip().startswith("<tool_response>")
+    )
 
 
 def _first_stop(text: str, stops: Sequence[str]) -> int | None:
@@ -268,6 +379,16 @@ def _special_tokens(llama: Any) -> dict[str, str]:
         return str(llama.detokenize([token_id], special=True).decode("utf-8", "replace"))
 
     return {"bos": text(llama.token_bos()), "eos": text(llama.token_eos())}
+
+
+def _end_tokens(llama: Any, is_end: Callable[[int], bool]) -> list[int]:
+    """The end-of-turn tokens a chat reply ends with (EOS, and the template's own)."""
+    found = [llama.token_eos()]
+    for text in (b"<|im_end|>", b"<|endoftext|>", b"<|eot_id|>", b"<|end|>"):
+        tokens = llama.tokenize(text, add_bos=False, special=True)
+        if len(tokens) == 1:
+            found.append(tokens[0])
+    return [t for t in dict.fromkeys(found) if t >= 0 and is_end(t)]
 
 
 def _end_of_generation_check(llama: Any) -> Callable[[int], bool]:

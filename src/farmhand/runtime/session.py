@@ -65,6 +65,7 @@ def _backend(model: ModelConfig, *, model_path: Path | None, progress: bool) -> 
             else model.temperature,
             constrained=model.constrained,
             tool_parser=model.tool_parser,
+            prefix_cache=model.prefix_cache,
         )
     if model.provider in ("openai", "universal", "ollama"):
         from farmhand.providers.openai_compat import OpenAICompatProvider

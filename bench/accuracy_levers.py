@@ -1,0 +1,110 @@
+"""Accuracy levers for the embedded default model, measured one at a time with farmhand eval.
+
+Claim: each lever kept in the embedded provider's defaults raises tool-calling accuracy
+where the baseline fails (parallel calls, no-call questions, answering after a result)
+without costing the categories it already passes.
+
+Baseline: the provider as it was before the levers: native strategy (the chat template
+renders the tools), no rules in the system prompt, no call gate, unconstrained auto turns.
+Every variant runs on the same loaded model, the same suite and greedy decoding, one turn per
+case (`farmhand.eval`); the table has one column per variant, and the deltas against the
+baseline follow it.
+
+Variants, each one lever on the baseline: rules (`prompting/guidance.py` in the system
+prompt); gate (`providers/call_gate.py`: call only if the first tokens that start a call
+weigh >= 0.5 in all, >= 0.9 after a tool result); lazy (the tool grammar, triggered at the
+call tag); prompt (the prompt-based strategy); answer (after successful results, the
+question and results as one plain message: `guidance.answer_turn`); another (after a call,
+push on to another when P(not ending) >= 0.05); default (what the provider ships).
+
+Run: .venv/bin/python bench/accuracy_levers.py [SUITE] [--variants a,b] [--limit N]
+     [--category C] [--json FILE]         SUITE: builtin (default), bfcl:slice, a JSONL file
+Accuracy is printed, never asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+from rich.console import Console
+
+from farmhand.eval.report import as_json, table
+from farmhand.eval.runner import RunOptions, run_suite
+from farmhand.eval.scoring import TargetSummary
+from farmhand.eval.suite import Suite, load_suite
+from farmhand.models.assemble import ensure_model
+from farmhand.models.catalog import DEFAULT_MODEL
+from farmhand.prompting.guidance import TOOL_RULES
+from farmhand.prompting.prompt_based import PromptBasedProvider
+from farmhand.providers.base import Provider
+from farmhand.providers.call_gate import GateThresholds
+from farmhand.providers.llamacpp import LlamaCppProvider, load_llama
+
+GATE = GateThresholds(call=0.5, after_result=0.9)
+ANOTHER = GateThresholds(call=None, after_result=None, another=0.05)
+Builder = Callable[[Any], Provider]
+VARIANTS: dict[str, Builder] = {
+    "baseline": lambda llama: LlamaCppProvider(llama, answer_after_results=False),
+    "rules": lambda llama: LlamaCppProvider(
+        llama, tool_rules=TOOL_RULES, answer_after_results=False
+    ),
+    "gate": lambda llama: LlamaCppProvider(llama, call_gate=GATE, answer_after_results=False),
+    "lazy": lambda llama: LlamaCppProvider(llama, constrained=True, answer_after_results=False),
+    "prompt": lambda llama: PromptBasedProvider(
+        LlamaCppProvider(llama, answer_after_results=False)
+    ),
+    "answer": lambda llama: LlamaCppProvider(llama, answer_after_results=True),
+    "another": lambda llama: LlamaCppProvider(llama, call_gate=ANOTHER, answer_after_results=False),
+    "default": lambda llama: LlamaCppProvider(llama),  # what the provider ships
+}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("suite", nargs="?", default="builtin")
+    parser.add_argument("--variants", default=",".join(VARIANTS))
+    parser.add_argument("--limit", type=int, default=None, help="cases per category")
+    parser.add_argument("--category", action="append", default=[])
+    parser.add_argument("--json", type=Path, help="also write the eval JSON here")
+    args = parser.parse_args()
+    names = [n.strip() for n in args.variants.split(",") if n.strip()]
+    unknown = [n for n in names if n not in VARIANTS]
+    if unknown:
+        parser.error(f"unknown variants {unknown}; known: {', '.join(VARIANTS)}")
+    suite = load_suite(args.suite).select(args.category, args.limit)
+    llama = load_llama(ensure_model(DEFAULT_MODEL, progress=False))
+    summaries = [_measure(name, VARIANTS[name](llama), llama, suite) for name in names]
+    console = Console()
+    console.print(table(suite.name, summaries))
+    _deltas(console, summaries)
+    if args.json:
+        args.json.write_text(json.dumps(as_json(suite.name, summaries), indent=1))
+
+
+def _measure(name: str, provider: Provider, llama: Any, suite: Suite) -> TargetSummary:
+    llama.reset()  # every variant starts from an empty context
+    results = anyio.run(run_suite, provider, suite, RunOptions())
+    return TargetSummary(name, tuple(results))
+
+
+def _deltas(console: Console, summaries: list[TargetSummary]) -> None:
+    if len(summaries) < 2:
+        return
+    base = summaries[0]
+    for summary in summaries[1:]:
+        changes = [
+            f"{name} {score.accuracy - base.categories[name].accuracy:+.0%}"
+            for name, score in summary.categories.items()
+            if name in base.categories
+        ]
+        mean = summary.mean_accuracy - base.mean_accuracy
+        console.print(f"{summary.target} vs {base.target}: mean {mean:+.1%}; {', '.join(changes)}")
+
+
+if __name__ == "__main__":
+    main()

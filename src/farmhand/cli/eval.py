@@ -1,0 +1,99 @@
+"""`farmhand eval`: check a model's tool calling on a suite before you rely on it."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+import anyio
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from farmhand.cli.common import ConfigOption, console, err_console, fail, user_errors
+from farmhand.config.loader import find_config, load_config
+from farmhand.eval.report import as_json, failures_table, table
+from farmhand.eval.runner import run_suite
+from farmhand.eval.scoring import ItemResult, TargetSummary
+from farmhand.eval.suite import Suite, load_suite
+from farmhand.eval.targets import Target, parse_target
+from farmhand.runtime.session import build_provider
+
+
+def eval_command(
+    suite: Annotated[
+        str,
+        typer.Argument(
+            help="`builtin`, a JSONL suite file, or bfcl:CATEGORY[,CATEGORY...] (needs bfcl-eval)."
+        ),
+    ] = "builtin",
+    target: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--target",
+            "-t",
+            help="MODEL[,strategy=native|prompt_based|constrained|jit][,key=value...];"
+            " repeat to compare side by side. Default: the config's default model.",
+        ),
+    ] = None,
+    category: Annotated[
+        list[str] | None, typer.Option("--category", help="Only these categories (repeatable).")
+    ] = None,
+    limit: Annotated[
+        int | None, typer.Option(help="At most this many cases per category.", min=1)
+    ] = None,
+    as_json_output: Annotated[
+        bool, typer.Option("--json", help="Print one JSON object (every item) instead.")
+    ] = False,
+    details: Annotated[bool, typer.Option("--details", help="List every failed case.")] = False,
+    fail_under: Annotated[
+        float | None,
+        typer.Option(
+            help="Exit 1 if any target's mean accuracy over categories is below this (0-1).",
+            min=0.0,
+            max=1.0,
+        ),
+    ] = None,
+    config: ConfigOption = None,
+) -> None:
+    """Run a tool-calling suite against models and print accuracy per category."""
+    with user_errors():
+        cfg = load_config(find_config(config))
+        targets = [parse_target(spec, cfg) for spec in target or ["default"]]
+        chosen = load_suite(suite).select(category or [], limit)
+        summaries = [_evaluate(t, chosen, quiet=as_json_output) for t in targets]
+    if as_json_output:
+        print(json.dumps(as_json(chosen.name, summaries), ensure_ascii=False, indent=2))
+    else:
+        console.print(table(chosen.name, summaries))
+        for summary in summaries if details else []:
+            if summary.failures():
+                console.print(failures_table(summary))
+    below = [s.target for s in summaries if fail_under is not None and s.mean_accuracy < fail_under]
+    if below:
+        fail(f"mean accuracy below {fail_under:.0%} for: {', '.join(below)}")
+
+
+def _evaluate(target: Target, suite: Suite, *, quiet: bool) -> TargetSummary:
+    provider = build_provider(target.model, progress=not quiet)
+    columns = (
+        TextColumn(f"{target.label}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.fields[last]}"),
+    )
+    with Progress(*columns, console=err_console, transient=True, disable=quiet) as bar:
+        task = bar.add_task("eval", total=len(suite.cases), last="")
+
+        def advance(result: ItemResult) -> None:
+            mark = "ok" if result.passed else result.reason
+            bar.update(task, advance=1, last=f"{result.case_id}: {mark}")
+
+        async def run() -> list[ItemResult]:
+            try:
+                return await run_suite(provider, suite, target.options, on_item=advance)
+            finally:
+                await provider.aclose()
+
+        results = anyio.run(run)
+    return TargetSummary(target.label, tuple(results), target.describe())

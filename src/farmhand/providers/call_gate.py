@@ -1,0 +1,116 @@
+"""Answer or call: decided from the model's own probabilities at the first token.
+
+Small models call a tool for questions no tool fits and call again after a result instead of
+answering. Greedy decoding follows the single most likely first token; the gate sums the
+probability of every first token that starts a call (the call tag, `{`, `[`, a code fence:
+small models write calls as bare or fenced JSON as often as in tags) and decides the turn:
+
+- calling needs P(call) >= `call`, or `after_result` when the last message is a tool result
+  (answer from the results unless the model is sure it needs more); then the first token
+  is one of the call starts (most likely first);
+- otherwise the turn answers: the call starts (except the fence, which also opens code) are
+  banned at the first token, and `TurnGate.answering` tells the provider to read the turn
+  as text, not calls;
+- after a complete call (the provider says so with `call_written`), if P(anything but the
+  end of the turn) >= `another`, the end is banned for `push_tokens` tokens, so a model that
+  was about to stop after one call of several goes on (a call it repeats is dropped by the
+  provider, which then stops the turn).
+
+Only the most likely `TOP` first tokens are looked at (the rest carry no weight), so the
+gate costs one softmax and a few dozen detokenizations per turn.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from farmhand.providers.grammar import OPEN_TAG
+
+TOP = 64
+CALL_STARTS = (OPEN_TAG, "{", "[", "```")
+OPENS_TEXT_TOO = ("```",)  # a fence also opens a code answer: not banned when answering
+
+
+@dataclass(frozen=True)
+class GateThresholds:
+    # None: the first token is left to the model (only `another` applies).
+    call: float | None = 0.5
+    after_result: float | None = 0.5
+    # After a complete call: go on to another if P(not ending the turn) >= this (1: never).
+    another: float = 1.0
+    push_tokens: int = 2  # how many tokens the end stays banned for
+
+
+@dataclass
+class _Push:
+    pending: bool = False  # a call was just written: weigh ending against going on
+    left: int = 0  # tokens the end of the turn stays banned for
+
+
+class TurnGate:
+    """The gate for one turn: a `llama_sampling.Steer`, and what it decided."""
+
+    def __init__(
+        self, llama: Any, limit: float | None, thresholds: GateThresholds = GateThresholds()
+    ) -> None:
+        self.llama = llama
+        self.limit = limit
+        self.thresholds = thresholds
+        self.p_call: float | None = None
+        self.answering = False
+        self.end_tokens: list[int] = []  # set by the provider, for pushing on after a call
+        self._push = _Push()
+
+    def call_written(self) -> None:
+        """The provider read a complete call: before the next token, weigh another."""
+        self._push.pending = self.thresholds.another < 1 and bool(self.end_tokens)
+
+    def __call__(self, sampled: Sequence[int], logits: npt.NDArray[np.float32]) -> None:
+        if sampled or self.limit is None:
+            self._go_on(logits)
+            return
+        probabilities = np.exp(logits.astype(np.float64) - float(np.max(logits)))
+        probabilities /= probabilities.sum()
+        top = np.argpartition(-probabilities, TOP)[:TOP]
+        starts = {int(t): self._start_of(int(t)) for t in top}
+        calls = [t for t, start in starts.items() if start is not None]
+        self.p_call = float(probabilities[calls].sum()) if calls else 0.0
+        if self.p_call >= self.limit:
+            others = np.ones(len(logits), dtype=bool)
+            others[calls] = False
+            logits[others] = -np.inf
+            return
+        self.answering = True
+        banned = [t for t in calls if starts[t] not in OPENS_TEXT_TOO]
+        if banned:
+            logits[banned] = -np.inf
+
+    def _go_on(self, logits: npt.NDArray[np.float32]) -> None:
+        push = self._push
+        if push.pending:
+            push.pending = False
+            if 1 - _probability(logits, self.end_tokens) >= self.thresholds.another:
+                push.left = self.thresholds.push_tokens
+        if push.left > 0:
+            push.left -= 1
+            logits[self.end_tokens] = -np.inf
+
+    def _start_of(self, token: int) -> str | None:
+        piece = self.llama.detokenize([token], special=True).decode("utf-8", "replace")
+        stripped = piece.lstrip()
+        return next((s for s in CALL_STARTS if stripped.startswith(s)), None)
+
+
+def turn_gate(llama: Any, thresholds: GateThresholds, *, after_result: bool) -> TurnGate:
+    limit = thresholds.after_result if after_result else thresholds.call
+    return TurnGate(llama, limit, thresholds)
+
+
+def _probability(logits: npt.NDArray[np.float32], tokens: Sequence[int]) -> float:
+    shifted = np.exp(logits.astype(np.float64) - float(np.max(logits)))
+    return float(shifted[list(tokens)].sum() / shifted.sum())

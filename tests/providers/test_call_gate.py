@@ -1,0 +1,88 @@
+"""The call gate on made-up first-token odds: which way it decides and what it bans."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from farmhand.providers.call_gate import GateThresholds, TurnGate, turn_gate
+
+PIECES = ["Hello", '{"', "```", "<tool_call>", " The", "[", "Sure"] + [f"w{i}" for i in range(93)]
+
+
+class Vocabulary:
+    def detokenize(self, tokens: list[int], special: bool = False) -> bytes:
+        return PIECES[tokens[0]].encode()
+
+
+def logits(**probabilities: float) -> np.ndarray:
+    """Logits whose softmax gives these pieces these probabilities (the rest share what is left)."""
+    p = np.full(len(PIECES), 1e-6)
+    for piece, value in probabilities.items():
+        p[PIECES.index({"brace": '{"', "fence": "```", "tag": "<tool_call>"}.get(piece, piece))] = (
+            value
+        )
+    return np.log(p / p.sum()).astype(np.float32)
+
+
+def test_likely_call_restricts_the_first_token_to_call_starts() -> None:
+    gate = TurnGate(Vocabulary(), 0.5)
+    values = logits(Hello=0.35, brace=0.3, fence=0.25, tag=0.1)
+    gate([], values)
+    assert gate.p_call == pytest.approx(0.65, abs=0.01)
+    assert not gate.answering
+    allowed = {PIECES[i] for i in np.flatnonzero(np.isfinite(values))}
+    assert allowed == {'{"', "```", "<tool_call>", "["}
+    assert PIECES[int(np.argmax(values))] == '{"'
+
+
+def test_unlikely_call_answers_and_bans_call_starts_but_not_the_fence() -> None:
+    gate = TurnGate(Vocabulary(), 0.5)
+    values = logits(Sure=0.5, brace=0.3, fence=0.15, tag=0.05)
+    gate([], values)
+    assert gate.answering
+    assert np.isneginf(values[PIECES.index('{"')])
+    assert np.isneginf(values[PIECES.index("<tool_call>")])
+    assert np.isfinite(values[PIECES.index("```")])  # a code answer may still open a fence
+
+
+def test_after_a_result_the_bar_is_higher_and_later_tokens_are_left_alone() -> None:
+    thresholds = GateThresholds(call=0.5, after_result=0.9)
+    gate = turn_gate(Vocabulary(), thresholds, after_result=True)
+    values = logits(Hello=0.2, brace=0.8)
+    gate([], values)
+    assert gate.answering
+    later = logits(brace=0.9)
+    before = later.copy()
+    gate([1], later)
+    assert np.array_equal(later, before)
+    assert not turn_gate(Vocabulary(), thresholds, after_result=False).answering
+
+
+def test_after_a_call_the_end_is_banned_when_the_model_leans_on() -> None:
+    thresholds = GateThresholds(call=None, after_result=None, another=0.2, push_tokens=2)
+    gate = turn_gate(Vocabulary(), thresholds, after_result=False)
+    gate.end_tokens = [PIECES.index("w0")]  # stands in for <|im_end|>
+    first = logits(brace=0.9)
+    untouched = first.copy()
+    gate([], first)
+    assert np.array_equal(first, untouched)  # no first-token decision with call=None
+    gate.call_written()
+    leaning = logits(w0=0.7, Hello=0.3)
+    gate([1, 2], leaning)
+    assert np.isneginf(leaning[PIECES.index("w0")])
+    again = logits(w0=0.9)
+    gate([1, 2, 3], again)
+    assert np.isneginf(again[PIECES.index("w0")])  # two tokens
+    free = logits(w0=0.9)
+    gate([1, 2, 3, 4], free)
+    assert np.isfinite(free[PIECES.index("w0")])
+
+
+def test_after_a_call_a_sure_end_is_left_alone() -> None:
+    gate = turn_gate(Vocabulary(), GateThresholds(another=0.2), after_result=False)
+    gate.end_tokens = [PIECES.index("w0")]
+    gate.call_written()
+    sure = logits(w0=0.95)
+    gate([1], sure)
+    assert np.isfinite(sure[PIECES.index("w0")])
