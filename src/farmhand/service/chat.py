@@ -1,25 +1,26 @@
-"""One chat request, whatever its dialect: the model, the tools, the loop.
+"""One chat, whatever face or dialect asked for it: the model, the tools, the loop.
 
-The dialect modules (openai_api, ollama_api) translate their request into a ChatRequest and
-the loop's events back into their own response shape; everything in between is here.
+The dialects (`farmhand.dialects`) translate a request into a ChatRequest and the loop's
+events back into their own response shape; everything in between is here: the request
+policy for the servers a request brings, the pooled tool sessions, the tool_choice check.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import AsyncExitStack, aclosing, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from farmhand.config.models import McpServerConfig, ModelConfig
+from farmhand.errors import LoopError, RequestError
 from farmhand.messages import Message
 from farmhand.providers.base import GenerationSettings
-from farmhand.runtime.events import LoopEvent
+from farmhand.runtime.events import LoopEvent, LoopFinished, ReasoningChunk
 from farmhand.runtime.executor import ToolRouter
 from farmhand.runtime.loop import run_loop
 from farmhand.runtime.session import ServerToolsets, ToolSettings
-from farmhand.server.errors import RequestError
-from farmhand.server.state import ServerState
+from farmhand.service.state import ServiceState
 from farmhand.tools.definition import ToolDefinition
 from farmhand.tools.formats import forced_tool_name
 from farmhand.toolsets.mcp.known_servers import filesystem_server
@@ -60,7 +61,7 @@ class ChatServers:
 
 
 def admit_servers(
-    state: ServerState,
+    state: ServiceState,
     configured: Sequence[McpServerConfig],
     requested: Sequence[ServerRequest] = (),
     tools_path: Path | None = None,
@@ -97,7 +98,7 @@ def _folder_name(taken: Sequence[str]) -> str:
 
 
 def server_toolsets(
-    state: ServerState, servers: ChatServers, settings: ToolSettings
+    state: ServiceState, servers: ChatServers, settings: ToolSettings
 ) -> ServerToolsets:
     """Opens a chat's servers from the pool, with the wrappers their origin calls for."""
     return ServerToolsets(
@@ -109,7 +110,7 @@ def server_toolsets(
     )
 
 
-async def run_chat(state: ServerState, request: ChatRequest) -> AsyncGenerator[LoopEvent, None]:
+async def run_chat(state: ServiceState, request: ChatRequest) -> AsyncGenerator[LoopEvent, None]:
     """The loop's events for one request; the last is LoopFinished. Raises FarmhandError
     subclasses for what the caller got wrong (unknown model, refused server, ...)."""
     model = state.model_config(request.model)
@@ -126,9 +127,29 @@ async def run_chat(state: ServerState, request: ChatRequest) -> AsyncGenerator[L
             yield event
 
 
+@dataclass(frozen=True)
+class ChatOutcome:
+    """A chat run to its end: the loop's last event and the reasoning the model wrote."""
+
+    finished: LoopFinished
+    reasoning: str
+
+
+async def complete_chat(state: ServiceState, request: ChatRequest) -> ChatOutcome:
+    """`run_chat` to the end, for faces that answer once (non-streaming HTTP, MCP tools)."""
+    reasoning: list[str] = []
+    async with aclosing(run_chat(state, request)) as events:
+        async for event in events:
+            if isinstance(event, ReasoningChunk):
+                reasoning.append(event.text)
+            elif isinstance(event, LoopFinished):
+                return ChatOutcome(event, "".join(reasoning))
+    raise LoopError("the tool loop ended without an answer")
+
+
 @asynccontextmanager
 async def _router(
-    state: ServerState, request: ChatRequest, model: ModelConfig, servers: ChatServers
+    state: ServiceState, request: ChatRequest, model: ModelConfig, servers: ChatServers
 ) -> AsyncIterator[ToolRouter]:
     runtime = state.config.runtime
     settings = ToolSettings(

@@ -12,11 +12,10 @@ from pathlib import Path
 import anyio
 
 from farmhand.config.models import FarmhandConfig, ModelConfig
-from farmhand.errors import ConfigError
+from farmhand.errors import ConfigError, UnknownModelError
 from farmhand.providers.base import Provider
 from farmhand.runtime.session import build_provider
-from farmhand.server.errors import UnknownModelError
-from farmhand.server.tasks import TaskStore
+from farmhand.service.tasks import TaskStore
 from farmhand.toolsets.mcp.definitions import load_definitions
 from farmhand.toolsets.mcp.policy import KnownServers, RequestPolicy, known_servers
 from farmhand.toolsets.mcp.pool import MCPPool
@@ -29,7 +28,7 @@ def default_provider_factory(model: ModelConfig) -> Provider:
 
 
 @dataclass
-class ServerState:
+class ServiceState:
     config: FarmhandConfig
     home: Path
     pool: MCPPool

@@ -13,13 +13,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
-from farmhand.errors import ConfigError
+from farmhand.dialects.strict_json import strict_loads
+from farmhand.errors import ConfigError, RequestError
 from farmhand.messages import Message, ToolCall
 from farmhand.providers.base import GenerationSettings, ToolChoice
-from farmhand.server.chat import ChatRequest
-from farmhand.server.errors import RequestError
-from farmhand.server.json_body import strict_loads
-from farmhand.server.mcp_request import parse_mcp_servers
+from farmhand.service.chat import ChatRequest
+from farmhand.service.mcp_servers import parse_mcp_servers
 from farmhand.tools.definition import ToolDefinition
 from farmhand.tools.formats import EXPECTED_TOOL_CHOICE, forced_tool_name
 from farmhand.tools.formats.detect import to_openai_tools
