@@ -20,10 +20,10 @@ import pytest
 from farmhand.messages import Message, StreamEvent, TextDelta, ToolCall, ToolCallEvent
 from farmhand.models.assemble import ensure_model
 from farmhand.models.catalog import DEFAULT_MODEL
-from farmhand.prompting.prompt_based import PromptBasedProvider
 from farmhand.providers.base import GenerationSettings, Provider, ToolChoice
 from farmhand.providers.grammar import build_tool_grammar, grammar_spec
 from farmhand.providers.llamacpp import LlamaCppProvider, load_llama
+from farmhand.providers.prompt_based import PromptBasedProvider
 from farmhand.tools.definition import ToolDefinition
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]

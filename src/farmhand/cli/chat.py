@@ -13,6 +13,7 @@ import typer
 from rich.markup import escape
 
 from farmhand.cli.common import ConfigOption, console, err_console, user_errors
+from farmhand.cli.loading import load_with_progress
 from farmhand.config.loader import find_config, load_config
 from farmhand.errors import ConfigError
 from farmhand.providers.base import GenerationSettings, ToolChoice
@@ -80,6 +81,7 @@ def chat(
             folder_servers=[filesystem_server(tools)] if tools else [],
             model_path=model_path,
             client_tools=client_tools,
+            load=load_with_progress,
             progress=True,
         )
         settings = GenerationSettings(

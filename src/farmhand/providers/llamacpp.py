@@ -37,7 +37,6 @@ from farmhand.messages import Finish, Message, StreamEvent, TextDelta, ToolCallE
 from farmhand.parsing.base import ParserOptions
 from farmhand.parsing.registry import detect_family, parser_for, prefill_of, resolve_family
 from farmhand.prompting.guidance import answer_turn, results_to_answer
-from farmhand.prompting.prompt_based import with_tools_block
 from farmhand.prompting.templates import render_chat_template
 from farmhand.providers.base import GenerationSettings
 from farmhand.providers.call_gate import GateThresholds, TurnGate, turn_gate
@@ -56,6 +55,7 @@ from farmhand.providers.llama_sampling import (
     sample_tokens,
 )
 from farmhand.providers.prefix_cache import PrefixCache, head_length
+from farmhand.providers.prompt_based import with_tools_block
 from farmhand.tools.definition import ToolDefinition
 
 DEFAULT_N_CTX = 4096

@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from farmhand.config.models import FarmhandConfig, McpServerConfig, ModelConfig
-from farmhand.errors import ConfigError
 from farmhand.messages import Message
 from farmhand.providers.base import Provider
+from farmhand.providers.factory import LlamaLoader, provider_for
 from farmhand.runtime.executor import ToolRouter
 from farmhand.tools.definition import ToolDefinition
 from farmhand.toolsets.base import Toolset
@@ -25,77 +25,6 @@ from farmhand.toolsets.wrappers import (
     WorkingDirPaths,
     read_only_current,
 )
-
-
-def build_provider(
-    model: ModelConfig, *, model_path: Path | None = None, progress: bool = True
-) -> Provider:
-    """The provider a model entry names. Loads the embedded model (a few seconds).
-
-    `tool_call_strategy: prompt_based` wraps it in PromptBasedProvider: tools described in
-    the system prompt, `<tool_call>` tags parsed back.
-    """
-    provider = _backend(model, model_path=model_path, progress=progress)
-    if model.tool_call_strategy == "prompt_based":
-        from farmhand.prompting.prompt_based import PromptBasedProvider
-
-        return PromptBasedProvider(provider)
-    return provider
-
-
-def _backend(model: ModelConfig, *, model_path: Path | None, progress: bool) -> Provider:
-    if model.provider in ("llamacpp", "embedded"):
-        from farmhand.models.assemble import ensure_model
-        from farmhand.models.catalog import DEFAULT_MODEL
-        from farmhand.providers.llamacpp import (
-            DEFAULT_N_CTX,
-            DEFAULT_TEMPERATURE,
-            LlamaCppProvider,
-        )
-        from farmhand.runtime.loading import load_with_progress
-
-        source = str(model_path or model.model_path or model.model or DEFAULT_MODEL)
-        path = ensure_model(source, progress=progress)
-        llama = load_with_progress(path, n_ctx=model.n_ctx or DEFAULT_N_CTX, progress=progress)
-        return LlamaCppProvider(
-            llama,
-            model_name=model.model or path.stem,
-            default_temperature=DEFAULT_TEMPERATURE
-            if model.temperature is None
-            else model.temperature,
-            constrained=model.constrained,
-            tool_parser=model.tool_parser,
-            prefix_cache=model.prefix_cache,
-        )
-    if model.provider in ("openai", "universal", "ollama"):
-        from farmhand.providers.openai_compat import OpenAICompatProvider
-        from farmhand.providers.text_calls import rescue_family
-
-        base_url = model.base_url or _default_base_url(model.provider)
-        if not model.model:
-            raise ConfigError(f"model {model.name!r}: provider {model.provider} needs `model:`")
-        return OpenAICompatProvider(
-            base_url=base_url,
-            model=model.model,
-            api_key=model.api_key,
-            name=model.provider,
-            extra_params=dict(model.model_api_parameters) or None,
-            text_calls_family=rescue_family(model.tool_parser, model.model)
-            if model.text_tool_calls
-            else None,
-        )
-    raise ConfigError(
-        f"model {model.name!r}: provider {model.provider!r} is not available yet;"
-        " use llamacpp or an OpenAI-compatible endpoint (provider: openai, base_url: ...)"
-    )
-
-
-def _default_base_url(provider: str) -> str:
-    return {
-        "openai": "https://api.openai.com/v1",
-        "ollama": "http://localhost:11434/v1",
-        "universal": "http://localhost:11540/v1",
-    }[provider]
 
 
 @dataclass
@@ -249,11 +178,13 @@ def session_for(
     extra_system: str | None = None,
     model_path: Path | None = None,
     client_tools: Sequence[ToolDefinition] = (),
-    progress: bool = True,
+    load: LlamaLoader | None = None,
+    progress: bool = False,
     jit: bool | None = None,
 ) -> ChatSession:
+    """The session for `model_name`; `load` and `progress` as in `provider_for`."""
     model = config.model(model_name)
-    provider = build_provider(model, model_path=model_path, progress=progress)
+    provider = provider_for(model, model_path=model_path, load=load, progress=progress)
     prompt = "\n\n".join(p for p in (config.system_prompt(model), extra_system) if p) or None
     return ChatSession(
         provider=provider,

@@ -14,7 +14,7 @@ import anyio
 from farmhand.config.models import FarmhandConfig, ModelConfig
 from farmhand.errors import ConfigError, UnknownModelError
 from farmhand.providers.base import Provider
-from farmhand.runtime.session import build_provider
+from farmhand.providers.factory import provider_for
 from farmhand.service.tasks import TaskStore
 from farmhand.toolsets.mcp.definitions import load_definitions
 from farmhand.toolsets.mcp.policy import KnownServers, RequestPolicy, known_servers
@@ -24,7 +24,7 @@ ProviderFactory = Callable[[ModelConfig], Provider]
 
 
 def default_provider_factory(model: ModelConfig) -> Provider:
-    return build_provider(model, progress=False)
+    return provider_for(model)
 
 
 @dataclass

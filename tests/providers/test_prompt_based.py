@@ -19,11 +19,11 @@ from farmhand.messages import (
     ToolResult,
     Usage,
 )
-from farmhand.prompting.prompt_based import PromptBasedProvider
 from farmhand.providers.base import GenerationSettings, Provider
+from farmhand.providers.factory import provider_for
 from farmhand.providers.grammar import GrammarTarget
+from farmhand.providers.prompt_based import PromptBasedProvider
 from farmhand.providers.scripted import ScriptedProvider, Step
-from farmhand.runtime.session import build_provider
 from farmhand.tools.definition import ToolDefinition
 
 pytestmark = pytest.mark.anyio
@@ -202,7 +202,7 @@ async def test_is_a_provider_named_after_its_inner_and_closes_it() -> None:
     assert inner.closed
 
 
-async def test_build_provider_wraps_a_prompt_based_model() -> None:
+async def test_provider_for_wraps_a_prompt_based_model() -> None:
     def model(strategy: str) -> ModelConfig:
         return ModelConfig.model_validate(
             {
@@ -214,8 +214,8 @@ async def test_build_provider_wraps_a_prompt_based_model() -> None:
             }
         )
 
-    wrapped = build_provider(model("prompt_based"))
-    native = build_provider(model("native_api"))
+    wrapped = provider_for(model("prompt_based"))
+    native = provider_for(model("native_api"))
     assert isinstance(wrapped, PromptBasedProvider)
     assert wrapped.inner.name == "openai"
     assert not isinstance(native, PromptBasedProvider)
