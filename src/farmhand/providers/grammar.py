@@ -40,7 +40,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from farmhand.errors import ProviderError
 from farmhand.messages import Message, StreamEvent
-from farmhand.providers.base import GenerationSettings, ToolChoice
+from farmhand.providers.base import GenerationSettings, ResponseFormat, ToolChoice
 from farmhand.tools.definition import ToolDefinition
 from farmhand.tools.schema import map_subschemas, normalize_schema
 
@@ -100,12 +100,14 @@ class GrammarSpec:
     tools: tuple[ToolDefinition, ...]
     calls_only: bool  # False: free text, then optionally calls
     parallel: bool
+    answer: ResponseFormat | None = None  # set: the turn is this JSON answer, or calls
 
     def key(self) -> tuple[Any, ...]:
         schemas = tuple(
             (t.name, json.dumps(t.parameters, sort_keys=True, default=str)) for t in self.tools
         )
-        return (schemas, self.calls_only, self.parallel)
+        answer = json.dumps(self.answer, sort_keys=True, default=str)
+        return (schemas, self.calls_only, self.parallel, answer)
 
 
 @dataclass(frozen=True)
@@ -117,10 +119,22 @@ class ToolGrammar:
 def grammar_spec(
     tools: Sequence[ToolDefinition], settings: GenerationSettings, *, constrain_auto: bool
 ) -> GrammarSpec | None:
-    """The constraint for a turn, or None to leave it free.
+    """The constraint for a turn, or None to leave it free. With a `response_format` a
+    turn that need not call is that JSON answer or (tools offered, choice auto) calls.
 
     Raises ProviderError when tool_choice names a function that is not among `tools`.
     """
+    spec = _calls_spec(tools, settings, constrain_auto=constrain_auto)
+    answer = settings.response_format
+    if answer is None or (spec is not None and spec.calls_only):
+        return spec
+    callable_tools = () if settings.tool_choice == "none" else tuple(tools)
+    return GrammarSpec(callable_tools, True, settings.parallel_tool_calls, answer)
+
+
+def _calls_spec(
+    tools: Sequence[ToolDefinition], settings: GenerationSettings, *, constrain_auto: bool
+) -> GrammarSpec | None:
     choice = settings.tool_choice
     if choice == "none" or not tools:
         return None
@@ -169,6 +183,12 @@ def build_tool_grammar(
     rules: dict[str, str] = {}
     alternatives: list[str] = []
     fallbacks: list[str] = []
+    if spec.answer is not None:
+        answer_rule, answer_rules = answer_rules_for(spec.answer, check)
+        rules.update(answer_rules)
+        if not spec.tools:
+            rules[ROOT] = answer_rule
+            return ToolGrammar(_format(rules))
     for index, tool in enumerate(spec.tools):
         prefix = f"fh-args-{index}"
         args_rule, tool_rules = (None, {}) if loose else _arguments_rules(tool, prefix, check)
@@ -187,7 +207,9 @@ def build_tool_grammar(
     open_tag, close_tag = gbnf_literal(OPEN_TAG + "\n"), gbnf_literal("\n" + CLOSE_TAG)
     rules["fh-call"] = f"{open_tag} ( {' | '.join(alternatives)} ) {close_tag}"
     rules["fh-calls"] = 'fh-call ( "\\n" fh-call )*' if spec.parallel else "fh-call"
-    if spec.calls_only:
+    if spec.answer is not None:
+        rules[ROOT] = f"{answer_rule} | fh-calls"
+    elif spec.calls_only:
         rules[ROOT] = "fh-calls"
     else:
         rules[ROOT] = "fh-text fh-calls?"
@@ -236,6 +258,26 @@ class GrammarCache:
         except Exception:  # a turn must never fail for want of a grammar
             log.exception("could not build a tool-call grammar; the turn runs unconstrained")
         return None
+
+
+def answer_rules_for(
+    answer: ResponseFormat, check: GrammarCheck | None = None
+) -> tuple[str, dict[str, str]]:
+    """The rule name and rules of an answer in `answer`'s shape: a JSON Schema, or any JSON
+    object for "json". A schema the converter cannot express (or llama.cpp rejects) becomes
+    any JSON value of its top-level type, logged: the answer is still JSON."""
+    schema: Any = {"type": "object"} if answer == "json" else answer
+    try:
+        fixed = _for_converter(normalize_schema(schema))
+        name, rules = _converted(fixed, "fh-answer")
+        if check is None or check(_format({**rules, ROOT: name})):
+            return name, rules
+    except Exception as exc:  # the converter asserts and raises on what it cannot express
+        log.debug("answer schema not convertible: %r", exc)
+    log.warning("answer schema not convertible; the answer is constrained to JSON only")
+    kind = schema.get("type") if isinstance(schema, dict) else None
+    loose = {"type": kind} if kind in _ANY_TYPES else {"type": list(_ANY_TYPES)}
+    return _converted(loose, "fh-answer")
 
 
 def llama_grammar_check(llama: Any) -> GrammarCheck | None:

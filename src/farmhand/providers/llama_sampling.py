@@ -46,6 +46,8 @@ class Sampling:
     grammar: str | None = None  # GBNF, root rule `root`
     lazy: LazyTrigger | None = None  # with a grammar: constrain only from the trigger on
     steer: Steer | None = None
+    top_k: int = TOP_K
+    top_p: float = TOP_P
 
 
 @dataclass
@@ -124,9 +126,9 @@ def _sampler(llama: Any, sampling: Sampling) -> Any:
         sampler.add_greedy()
     else:
         seed = sampling.seed if sampling.seed is not None else llama._seed
-        sampler.add_top_k(TOP_K)
+        sampler.add_top_k(sampling.top_k)
         sampler.add_typical(TYPICAL_P, 1)
-        sampler.add_top_p(TOP_P, 1)
+        sampler.add_top_p(sampling.top_p, 1)
         sampler.add_min_p(MIN_P, 1)
         sampler.add_temp(sampling.temperature)
         sampler.add_dist(seed)

@@ -32,7 +32,7 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
-from farmhand.errors import ModelError, ProviderError
+from farmhand.errors import ModelError, ProviderError, RequestError
 from farmhand.messages import Finish, Message, StreamEvent, TextDelta, ToolCallEvent, Usage
 from farmhand.parsing.base import ParserOptions
 from farmhand.parsing.registry import detect_family, parser_for, prefill_of, resolve_family
@@ -48,6 +48,8 @@ from farmhand.providers.grammar import (
     llama_grammar_check,
 )
 from farmhand.providers.llama_sampling import (
+    TOP_K,
+    TOP_P,
     LazyTrigger,
     Processed,
     Sampling,
@@ -150,14 +152,72 @@ class LlamaCppProvider:
         cached = self.prefix_cache.evaluated if self.prefix_cache else 0
         return self._sampled.prompt_tokens + cached
 
-    def render(self, messages: Sequence[Message], tools: Sequence[ToolDefinition]) -> str:
+    def render(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[ToolDefinition],
+        *,
+        think: bool | None = None,
+    ) -> str:
+        # Templates that can switch reasoning read `enable_thinking` (Qwen3 and others);
+        # the rest ignore it.
+        extra = {} if think is None else {"enable_thinking": think}
         return render_chat_template(
             self.chat_template,
             messages,
             tools,
             bos_token=self._special["bos"],
             eos_token=self._special["eos"],
+            **extra,
         )
+
+    async def complete(
+        self, prompt: str, settings: GenerationSettings
+    ) -> AsyncIterator[StreamEvent]:
+        """Continue `prompt` as it is, no chat template (Ollama's `raw` generate): text
+        deltas, then Finish. `settings.response_format` constrains the text to JSON."""
+        spec = grammar_spec([], settings, constrain_auto=False)
+        async with self._lock:
+            prompt_tokens = self.llama.tokenize(prompt.encode(), add_bos=True, special=True)
+            budget = self._budget(prompt_tokens)
+            max_tokens = min(settings.max_tokens or budget, budget)
+            completion_tokens = 0
+            sampling = self._sampling(settings, spec)
+            generation = self._generate(prompt_tokens, max_tokens, settings, sampling)
+            async with aclosing(generation) as pieces:
+                async for piece, count in pieces:
+                    completion_tokens = count
+                    yield TextDelta(piece)
+        reason = "length" if completion_tokens >= max_tokens else "stop"
+        yield Finish(reason, Usage(len(prompt_tokens), completion_tokens))
+
+    def tokenize(self, text: str) -> list[int]:
+        """`text` as this model's tokens (special tokens read as such)."""
+        return list(self.llama.tokenize(text.encode(), add_bos=False, special=True))
+
+    def text_of(self, tokens: Sequence[int]) -> str:
+        """The text of `tokens` (an earlier prompt and answer, Ollama's `context`);
+        ProviderError for ids that are not this model's tokens."""
+        vocabulary = int(self.llama.n_vocab())
+        bad = [t for t in tokens if not 0 <= t < vocabulary]
+        if bad:
+            raise RequestError(
+                f"context holds {bad[0]}, which is not a token of {self.model_name}"
+                f" (0..{vocabulary - 1}); send the context this model returned",
+                param="context",
+            )
+        text: bytes = self.llama.detokenize(list(tokens), special=True)
+        return text.decode("utf-8", "replace")
+
+    def _budget(self, prompt_tokens: Sequence[int]) -> int:
+        """Tokens left for the reply; ProviderError when the prompt fills the context."""
+        budget = int(self.llama.n_ctx()) - len(prompt_tokens)
+        if budget <= 0:
+            raise ProviderError(
+                f"the conversation ({len(prompt_tokens)} tokens) does not fit the context"
+                f" window ({self.llama.n_ctx()} tokens); raise n_ctx or shorten the input"
+            )
+        return budget
 
     async def stream(
         self,
@@ -180,10 +240,10 @@ class LlamaCppProvider:
         callable_tools = offered if grammar_tools is None or none else list(grammar_tools)
         if self.tool_rules and callable_tools:
             messages = with_tools_block(messages, self.tool_rules)
-        prompt = self.render(messages, offered)
+        prompt = self.render(messages, offered, think=settings.think)
         spec = self._grammar_spec(callable_tools, settings, explicit=grammar_tools is not None)
         # A grammar writes Hermes-style calls, whatever the model's own family is.
-        family = "hermes_2_pro" if spec is not None else self.tool_family
+        family = "hermes_2_pro" if spec is not None and spec.tools else self.tool_family
         parser = parser_for(
             self.chat_template,  # what `auto` derives its parser from
             None,
@@ -199,12 +259,7 @@ class LlamaCppProvider:
         opening = parser.feed(prefill_of(family, prompt, self.chat_template))
         async with self._lock:
             prompt_tokens = self.llama.tokenize(prompt.encode(), add_bos=False, special=True)
-            budget = self.llama.n_ctx() - len(prompt_tokens)
-            if budget <= 0:
-                raise ProviderError(
-                    f"the conversation ({len(prompt_tokens)} tokens) does not fit the context"
-                    f" window ({self.llama.n_ctx()} tokens); raise n_ctx or shorten the input"
-                )
+            budget = self._budget(prompt_tokens)
             default_max = TOOL_TURN_MAX_TOKENS if callable_tools else budget
             max_tokens = min(settings.max_tokens or default_max, budget)
             completion_tokens = 0
@@ -242,9 +297,14 @@ class LlamaCppProvider:
         self, tools: Sequence[ToolDefinition], settings: GenerationSettings, *, explicit: bool
     ) -> GrammarSpec | None:
         """What this turn's calls are constrained to, or None. On an auto turn the spec is
-        calls only: the grammar is lazy and wakes at the call tag (see `_sampling`)."""
+        calls only: the grammar is lazy and wakes at the call tag (see `_sampling`). A
+        JSON answer (`response_format`) is constrained whatever the template; calls beside
+        it only where the template writes them in the grammar's format."""
         spec = grammar_spec(tools, settings, constrain_auto=self.constrained)
-        if spec is None or not (explicit or OPEN_TAG in (self.chat_template or "")):
+        hermes = explicit or OPEN_TAG in (self.chat_template or "")
+        if spec is not None and spec.answer is not None:
+            return spec if hermes else GrammarSpec((), True, spec.parallel, spec.answer)
+        if spec is None or not hermes:
             return None
         if not spec.calls_only:
             spec = GrammarSpec(spec.tools, True, spec.parallel)
@@ -258,8 +318,18 @@ class LlamaCppProvider:
         )
         built = self._grammars.get(spec) if spec is not None else None
         lazy = settings.tool_choice == "auto" and built is not None
+        if spec is not None and spec.answer is not None:
+            lazy = False  # the answer is constrained from its first token
         trigger = LazyTrigger((_CALL_TRIGGER,), tuple(self._call_tag_tokens())) if lazy else None
-        return Sampling(temperature, settings.seed, built.text if built else None, trigger, steer)
+        return Sampling(
+            temperature,
+            settings.seed,
+            built.text if built else None,
+            trigger,
+            steer,
+            top_k=settings.top_k or TOP_K,
+            top_p=TOP_P if settings.top_p is None else settings.top_p,
+        )
 
     def _call_tag_tokens(self) -> list[int]:
         tokens = self.llama.tokenize(OPEN_TAG.encode(), add_bos=False, special=True)

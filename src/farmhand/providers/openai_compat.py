@@ -27,7 +27,7 @@ from farmhand.messages import (
     Usage,
     new_call_id,
 )
-from farmhand.providers.base import GenerationSettings
+from farmhand.providers.base import GenerationSettings, ResponseFormat
 from farmhand.providers.names import ToolNameMap
 from farmhand.providers.text_calls import TextCalls
 from farmhand.tools.definition import ToolDefinition
@@ -98,9 +98,11 @@ class OpenAICompatProvider:
             body["tools"] = [_tool_to_openai(t, names) for t in tools]
             body["tool_choice"] = _tool_choice(settings.tool_choice, names)
             body["parallel_tool_calls"] = settings.parallel_tool_calls
-        for key in ("temperature", "max_tokens", "seed"):
+        for key in ("temperature", "max_tokens", "seed", "top_p"):
             if (value := getattr(settings, key)) is not None:
                 body[key] = value
+        if settings.response_format is not None:
+            body["response_format"] = _response_format(settings.response_format)
         if settings.stop:
             body["stop"] = list(settings.stop)
         return body
@@ -399,3 +401,11 @@ class _Turn:
         reason = "tool_calls" if self.emitted else _REASONS.get(self.reason or "stop", "stop")
         events.append(Finish(reason, self.usage))
         return events
+
+
+def _response_format(answer: ResponseFormat) -> dict[str, Any]:
+    """OpenAI's `response_format` for an answer shape (llama-server, vLLM, Ollama and
+    LM Studio read it too)."""
+    if answer == "json":
+        return {"type": "json_object"}
+    return {"type": "json_schema", "json_schema": {"name": "answer", "schema": answer}}

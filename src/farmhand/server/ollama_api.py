@@ -1,5 +1,7 @@
-"""Ollama's API: `/api/chat` (NDJSON streaming by default), `/api/tags`, `/api/tools`,
-`/api/tools/search` and `/api/tasks/{id}`, with the MCP extensions of Ollama's MCP API.
+"""Ollama's API: `/api/chat` (NDJSON streaming by default), `/api/tools`,
+`/api/tools/search`, `/api/tasks/{id}` and `/api/version`, with the MCP extensions of
+Ollama's MCP API; the model routes (`ollama_models_api.py`: tags, show, ps, embed, pull)
+and `/api/generate` (`ollama_generate_api.py`) are registered with these.
 
 Every chat is a task (`tasks.py`): its id and status ride on every response line.
 `message.tool_calls` holds only the calls the client must run itself (its own `tools`);
@@ -12,7 +14,6 @@ HTTP error with its own status, one after it an `{"error": ...}` line, as Ollama
 
 from __future__ import annotations
 
-import hashlib
 import importlib.metadata
 import time
 from collections.abc import AsyncGenerator, Sequence
@@ -24,15 +25,18 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from farmhand.config.models import ModelConfig
-from farmhand.dialects.ollama_chat import ChatBody, ToolSearchBody, chat_request, parse_body
+from farmhand.dialects.ollama_chat import ChatBody, ToolSearchBody, chat_request
+from farmhand.dialects.ollama_common import parse_body
 from farmhand.errors import RequestError
 from farmhand.messages import ToolCall
 from farmhand.runtime.events import LoopFinished, ReasoningChunk, TextChunk
+from farmhand.server import ollama_generate_api, ollama_models_api
 from farmhand.server.errors import api_error, error_response
 from farmhand.server.json_body import json_body
 from farmhand.server.streaming import EventStream, StreamItem
 from farmhand.service.chat import ChatRequest, run_chat
 from farmhand.service.mcp_servers import parse_mcp_servers
+from farmhand.service.models import check_options, keep_loaded
 from farmhand.service.state import ServiceState
 from farmhand.service.tasks import TaskStatus, iso_time
 from farmhand.service.tool_search import search_tools
@@ -45,22 +49,18 @@ DONE_REASONS = {"stop": "stop", "length": "length", "client_tool_calls": "stop"}
 def routes() -> list[BaseRoute]:
     return [
         Route("/api/chat", chat, methods=["POST"]),
-        Route("/api/tags", tags, methods=["GET"]),
         Route("/api/tools", list_tools, methods=["GET"]),
         Route("/api/tools/search", search_tools_route, methods=["POST"]),
         Route("/api/tasks/{task_id}", get_task, methods=["GET"]),
         Route("/api/version", version, methods=["GET"]),
+        *ollama_models_api.routes(),
+        *ollama_generate_api.routes(),
     ]
 
 
 def _state(request: Request) -> ServiceState:
     state: ServiceState = request.app.state.farmhand
     return state
-
-
-def _model(state: ServiceState, name: str | None) -> ModelConfig:
-    """The named model; UnknownModelError (404) when there is none by that name."""
-    return state.model_config(name)
 
 
 # POST /api/chat
@@ -71,12 +71,14 @@ async def chat(request: Request) -> Response:
     try:
         body: ChatBody = parse_body(await json_body(request), ChatBody)
         chat = chat_request(body)
-        _model(state, body.model)
+        num_ctx = body.options.num_ctx if body.options else None
+        think = chat.settings.think
+        model = await check_options(state, body.model, num_ctx=num_ctx, think=think)
         if body.task_id is not None:
             _check_not_running(state, body.task_id)
     except Exception as exc:
         return error_response(exc, "ollama")
-    run = _Run(state, body, chat)
+    run = _Run(state, body, chat, model)
     if body.stream:
         return EventStream(
             run.lines,
@@ -103,8 +105,10 @@ def _check_not_running(state: ServiceState, task_id: str) -> None:
 class _Run:
     """One chat as a task: runs the loop and renders its events as Ollama's lines."""
 
-    def __init__(self, state: ServiceState, body: ChatBody, chat: ChatRequest) -> None:
-        self.state, self.body, self.chat = state, body, chat
+    def __init__(
+        self, state: ServiceState, body: ChatBody, chat: ChatRequest, model: ModelConfig
+    ) -> None:
+        self.state, self.body, self.chat, self.model = state, body, chat, model
         self.store = state.task_store()
         self.task_id = self.store.start(body.task_id, body.model, "ollama").id
         self.status: TaskStatus = "working"
@@ -115,6 +119,7 @@ class _Run:
         if self.status == "working":
             task = self.store.finish(self.task_id, error)
             self.status = task.status if task is not None else "failed"
+            keep_loaded(self.state, self.model, self.body.keep_alive_seconds())
 
     async def complete(self) -> Response:
         """`stream: false`: the whole loop, then one object."""
@@ -216,36 +221,6 @@ class _Run:
 
 def _ollama_calls(calls: Sequence[ToolCall]) -> list[dict[str, Any]]:
     return [{"function": {"name": c.name, "arguments": c.arguments}} for c in calls]
-
-
-# GET /api/tags
-
-
-async def tags(request: Request) -> Response:
-    config = _state(request).config
-    models = config.runtime.models or [config.model(None)]
-    modified = config.source.stat().st_mtime if config.source is not None else time.time()
-    return JSONResponse({"models": [_tag(model, modified) for model in models]})
-
-
-def _tag(model: ModelConfig, modified: float) -> dict[str, Any]:
-    digest = hashlib.sha256(model.model_dump_json().encode()).hexdigest()
-    family = model.provider
-    return {
-        "name": model.name,
-        "model": model.name,
-        "modified_at": iso_time(modified),
-        "size": 0,
-        "digest": digest,
-        "details": {
-            "parent_model": model.model or "",
-            "format": "gguf" if model.provider == "llamacpp" else model.provider,
-            "family": family,
-            "families": [family],
-            "parameter_size": "",
-            "quantization_level": "",
-        },
-    }
 
 
 # GET /api/tools, POST /api/tools/search

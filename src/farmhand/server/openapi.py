@@ -56,6 +56,21 @@ OPENAI_CHAT = {
     },
     "required": ["model", "messages"],
 }
+OLLAMA_OPTIONS = {
+    "type": "object",
+    "properties": {
+        "temperature": {"type": "number", "minimum": 0},
+        "top_p": {"type": "number", "minimum": 0, "maximum": 1},
+        "top_k": {"type": "integer", "minimum": 0},
+        "num_predict": {"type": "integer"},
+        "seed": {"type": "integer"},
+        "stop": {"type": "array", "items": {"type": "string"}},
+        "num_ctx": {"type": "integer", "minimum": 1},
+    },
+}
+OLLAMA_FORMAT = {"anyOf": [{"enum": ["", "json"]}, OBJECT]}
+KEEP_ALIVE = {"anyOf": [{"type": "number"}, {"type": "string"}]}
+THINK = {"anyOf": [{"type": "boolean"}, {"enum": ["low", "medium", "high"]}]}
 OLLAMA_CHAT = {
     "type": "object",
     "properties": {
@@ -63,7 +78,10 @@ OLLAMA_CHAT = {
         "messages": {"type": "array", "items": MESSAGE},
         "tools": {"type": "array", "items": OBJECT},
         "stream": {"type": "boolean"},
-        "options": OBJECT,
+        "options": OLLAMA_OPTIONS,
+        "format": OLLAMA_FORMAT,
+        "keep_alive": KEEP_ALIVE,
+        "think": THINK,
         "mcp_servers": MCP_SERVERS,
         "max_tool_rounds": {"type": "integer", "minimum": 1},
         "tool_timeout": {"type": "integer", "minimum": 1},
@@ -74,6 +92,59 @@ OLLAMA_CHAT = {
         "task_id": {"type": "string"},
     },
     "required": ["model", "messages"],
+}
+OLLAMA_GENERATE = {
+    "type": "object",
+    "properties": {
+        "model": {"type": "string"},
+        "prompt": {"type": "string"},
+        "system": {"type": "string"},
+        "template": {"type": "string"},
+        "context": {"type": "array", "items": {"type": "integer"}},
+        "stream": {"type": "boolean"},
+        "raw": {"type": "boolean"},
+        "format": OLLAMA_FORMAT,
+        "options": OLLAMA_OPTIONS,
+        "keep_alive": KEEP_ALIVE,
+        "think": THINK,
+    },
+    "required": ["model"],
+}
+OLLAMA_MODEL = {
+    "type": "object",
+    "properties": {"model": {"type": "string"}, "verbose": {"type": "boolean"}},
+    "required": ["model"],
+}
+OLLAMA_PULL = {
+    "type": "object",
+    "properties": {
+        "model": {"type": "string"},
+        "stream": {"type": "boolean"},
+        "insecure": {"type": "boolean"},
+    },
+    "required": ["model"],
+}
+OLLAMA_EMBED = {
+    "type": "object",
+    "properties": {
+        "model": {"type": "string"},
+        "input": {"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]},
+        "truncate": {"type": "boolean"},
+        "dimensions": {"type": "integer", "minimum": 1},
+        "options": OLLAMA_OPTIONS,
+        "keep_alive": KEEP_ALIVE,
+    },
+    "required": ["model", "input"],
+}
+OLLAMA_EMBEDDINGS = {
+    "type": "object",
+    "properties": {
+        "model": {"type": "string"},
+        "prompt": {"type": "string"},
+        "options": OLLAMA_OPTIONS,
+        "keep_alive": KEEP_ALIVE,
+    },
+    "required": ["model"],
 }
 TOOL_SEARCH = {
     "type": "object",
@@ -144,6 +215,12 @@ def openapi_document(version: str) -> dict[str, Any]:
         },
         "/api/chat": {"post": _operation("Ollama chat", OLLAMA_CHAT)},
         "/api/tags": {"get": _operation("Ollama model list")},
+        "/api/show": {"post": _operation("Ollama model details", OLLAMA_MODEL)},
+        "/api/ps": {"get": _operation("Ollama loaded models")},
+        "/api/generate": {"post": _operation("Ollama completion", OLLAMA_GENERATE)},
+        "/api/embed": {"post": _operation("Ollama embeddings", OLLAMA_EMBED)},
+        "/api/embeddings": {"post": _operation("Ollama embedding (legacy)", OLLAMA_EMBEDDINGS)},
+        "/api/pull": {"post": _operation("Pull a catalog model", OLLAMA_PULL)},
         "/api/tools": {"get": _operation("Tools of the configured MCP servers")},
         "/api/tools/search": {"post": _operation("Search MCP tools", TOOL_SEARCH)},
         "/api/tasks/{task_id}": {"get": _operation("A chat's task record", params=("task_id",))},

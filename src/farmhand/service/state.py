@@ -5,6 +5,7 @@ Built by `create_app` (no module-level state) and kept on `app.state.farmhand`.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,6 +16,7 @@ from farmhand.config.models import FarmhandConfig, ModelConfig
 from farmhand.errors import ConfigError, UnknownModelError
 from farmhand.providers.base import Provider
 from farmhand.providers.factory import provider_for
+from farmhand.service.model_files import LoadedModel, ModelFiles
 from farmhand.service.tasks import TaskStore
 from farmhand.toolsets.mcp.definitions import load_definitions
 from farmhand.toolsets.mcp.policy import KnownServers, RequestPolicy, known_servers
@@ -39,7 +41,9 @@ class ServiceState:
     outside_config: bool = False
     """The config came from a client (a project written through the API), not the operator:
     its MCP servers are held to the request policy like a request's own."""
-    _providers: dict[str, Provider] = field(default_factory=dict)
+    files: ModelFiles = field(default_factory=ModelFiles)
+    """GGUF headers, digests and embedding contexts, read or built once per file."""
+    _loaded: dict[str, LoadedModel] = field(default_factory=dict)
     _loading: anyio.Lock = field(default_factory=anyio.Lock)
 
     def model_config(self, name: str | None) -> ModelConfig:
@@ -73,11 +77,38 @@ class ServiceState:
         # the server's (projects share this cache through `dataclasses.replace`).
         key = model.model_dump_json()
         async with self._loading:
-            provider = self._providers.get(key)
-            if provider is None:
+            self._unload_expired()
+            loaded = self._loaded.get(key)
+            if loaded is None:
                 provider = await anyio.to_thread.run_sync(self.provider_factory, model)
-                self._providers[key] = provider
-            return provider
+                loaded = self._loaded[key] = LoadedModel(model, provider, time.time())
+            loaded.last_used = time.time()
+            return loaded.provider
+
+    def loaded(self) -> list[LoadedModel]:
+        """The models whose provider is built (Ollama's "running" models)."""
+        self._unload_expired()
+        return list(self._loaded.values())
+
+    def keep_alive(self, model: ModelConfig, seconds: float | None) -> None:
+        """Keep `model` loaded `seconds` after its last use (None: for the server's life).
+        Expired models are dropped at the next request that loads or lists models."""
+        loaded = self._loaded.get(model.model_dump_json())
+        if loaded is not None:
+            loaded.keep_alive = seconds
+            loaded.last_used = time.time()
+
+    def unload(self, model: ModelConfig) -> bool:
+        """Forget `model`'s provider; False if it was not loaded. It is not closed here: a
+        request still generating holds it, and it is freed (llama.cpp's memory with it)
+        when the last one lets go."""
+        return self._loaded.pop(model.model_dump_json(), None) is not None
+
+    def _unload_expired(self) -> None:
+        now = time.time()
+        for key, loaded in list(self._loaded.items()):
+            if loaded.expires_at is not None and loaded.expires_at <= now:
+                del self._loaded[key]
 
     def task_store(self) -> TaskStore:
         if self.tasks is None:
@@ -89,6 +120,7 @@ class ServiceState:
         if self.tasks is not None:
             self.tasks.close()
             self.tasks = None
-        for provider in self._providers.values():
-            await provider.aclose()
-        self._providers.clear()
+        for loaded in self._loaded.values():
+            await loaded.provider.aclose()
+        self._loaded.clear()
+        self.files.close()
