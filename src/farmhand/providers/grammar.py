@@ -413,7 +413,13 @@ def _for_converter(node: Any, *, top: bool = False) -> Any:
         raise ValueError("a `false` schema admits nothing")
     if not isinstance(node, Mapping):
         return node
-    out = map_subschemas(node, _for_converter)
+    closed = node.get("additionalProperties") is False  # the converter's own "no others"
+    out = map_subschemas(
+        {k: v for k, v in node.items() if not (closed and k == "additionalProperties")},
+        _for_converter,
+    )
+    if closed:
+        out["additionalProperties"] = False
     if "type" in out:
         out["type"] = _type_name(out["type"])
     if out.pop("nullable", False) is True and isinstance(out.get("type"), str):
