@@ -23,6 +23,10 @@ JSON_ROUTES: dict[str, dict[str, Any]] = {
     "/v1/chat/completions": CHAT,
     "/api/chat": {**CHAT, "stream": False},
     "/api/tools/search": {"pattern": "*"},
+    "/api/generate": {"model": "farm", "prompt": "hi", "stream": False},
+    "/api/show": {"model": "farm"},
+    "/api/embed": {"model": "farm", "input": "hi"},
+    "/api/pull": {"model": "no-such-model", "stream": False},
     "/v1/projects/default": {"name": "planted"},
     "/v1/projects/default/demo/chat/completions": CHAT,
 }
