@@ -543,3 +543,16 @@ async def test_aclose_closes_only_its_own_client() -> None:
     await borrowed.aclose()
     assert not client.is_closed
     await client.aclose()
+
+
+async def test_request_body_asks_for_the_answers_shape() -> None:
+    schema = {"type": "object", "properties": {"sum": {"type": "integer"}}}
+    for answer, sent in (
+        ("json", {"type": "json_object"}),
+        (schema, {"type": "json_schema", "json_schema": {"name": "answer", "schema": schema}}),
+    ):
+        server = Server(recording("openai_text.sse"))
+        settings = GenerationSettings(response_format=answer, top_p=0.9)
+        await run(server.provider(), [Message.user("Sum?")], [], settings)
+        assert server.sent["response_format"] == sent
+        assert server.sent["top_p"] == 0.9
