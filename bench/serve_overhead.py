@@ -32,7 +32,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -145,7 +145,7 @@ def started(command: list[str], port: int, env: dict[str, str]) -> Iterator[None
         process.wait(timeout=30)
 
 
-async def one(client: httpx.AsyncClient, url: str, stream: bool) -> float:
+async def one_chat(client: httpx.AsyncClient, url: str, stream: bool) -> float:
     body = {**BODY, "stream": stream}
     start = time.perf_counter()
     if stream:
@@ -162,9 +162,11 @@ async def one(client: httpx.AsyncClient, url: str, stream: bool) -> float:
 
 
 async def run_case(
-    url: str, stream: bool, clients: int, requests: int
+    url: str, stream: bool, clients: int, requests: int, request: Sender | None = None
 ) -> tuple[list[float], float]:
-    """Latencies (s) of `requests` requests from `clients` concurrent clients; wall time."""
+    """Latencies (s) of `requests` requests from `clients` concurrent clients; wall time.
+    `request` sends one (default: an OpenAI chat)."""
+    one = request or one_chat
     limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
     async with httpx.AsyncClient(timeout=60, limits=limits) as client:
         for _ in range(min(20, requests)):  # warm-up: connections, provider, first turn
@@ -185,20 +187,46 @@ async def run_case(
         return latencies, time.perf_counter() - start
 
 
+Sender = Callable[[httpx.AsyncClient, str, bool], Awaitable[float]]
+
+
+# Ollama's /api/generate over the same backend: the same reply as NDJSON lines (streamed
+# until the `done` line) or one object. Compared with the backend's own chat, as above.
+GENERATE = {"model": "default", "prompt": "Say something."}
+
+
+async def one_generate(client: httpx.AsyncClient, url: str, stream: bool) -> float:
+    body = {**GENERATE, "stream": stream}
+    start = time.perf_counter()
+    if stream:
+        async with client.stream("POST", url, json=body) as response:
+            response.raise_for_status()
+            async for line in response.aiter_lines():
+                if line and json.loads(line).get("done"):
+                    break
+    else:
+        response = await client.post(url, json=body)
+        response.raise_for_status()
+        assert response.json()["response"]
+    return time.perf_counter() - start
+
+
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-async def measure(direct: str, served: str, requests: int) -> None:
+async def measure(
+    direct: str, served: str, requests: int, request: Sender | None = None, label: str = ""
+) -> None:
     print(
-        f"{'case':<26}{'direct p50':>12}{'p99':>10}{'farmhand p50':>14}{'p99':>10}"
+        f"{label + 'case':<26}{'direct p50':>12}{'p99':>10}{'farmhand p50':>14}{'p99':>10}"
         f"{'added p50':>12}{'p99':>10}{'req/s ratio':>13}"
     )
     for stream in (False, True):
         for clients in (1, 32):
             base, base_wall = await run_case(direct, stream, clients, requests)
-            ours, ours_wall = await run_case(served, stream, clients, requests)
+            ours, ours_wall = await run_case(served, stream, clients, requests, request)
             b50, b99 = percentile(base, 0.5) * 1e3, percentile(base, 0.99) * 1e3
             o50, o99 = percentile(ours, 0.5) * 1e3, percentile(ours, 0.99) * 1e3
             ratio = (len(ours) / ours_wall) / (len(base) / base_wall)
@@ -240,6 +268,16 @@ def main() -> None:
         with started(backend_cmd, backend_port, env), started(serve_cmd, farmhand_port, env):
             served = f"http://127.0.0.1:{farmhand_port}/v1/chat/completions"
             anyio.run(measure, f"{backend}/chat/completions", served, args.requests)
+            generate = f"http://127.0.0.1:{farmhand_port}/api/generate"
+            print()
+            anyio.run(
+                measure,
+                f"{backend}/chat/completions",
+                generate,
+                args.requests,
+                one_generate,
+                "ollama generate: ",
+            )
 
 
 if __name__ == "__main__":
