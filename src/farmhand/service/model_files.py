@@ -47,6 +47,7 @@ class ModelFiles:
     _digests: dict[FileVersion, str] = field(default_factory=dict)
     _embedders: dict[tuple[FileVersion, int], LlamaEmbedder] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    _building: threading.Lock = field(default_factory=threading.Lock)
 
     def info(self, path: Path) -> GGUFInfo:
         version = file_version(path)
@@ -74,14 +75,14 @@ class ModelFiles:
         """The embedding context for `path`, built on first use (a second llama.cpp
         instance over the same memory-mapped weights)."""
         key = (file_version(path), n_ctx)
-        with self._lock:
+        with self._building:  # seconds, once: headers and digests need not wait for it
             found = self._embedders.get(key)
             if found is None:
                 found = self._embedders[key] = LlamaEmbedder(path, n_ctx=n_ctx)
             return found
 
     def close(self) -> None:
-        with self._lock:
+        with self._building:
             for embedder in self._embedders.values():
                 embedder.close()
             self._embedders.clear()
