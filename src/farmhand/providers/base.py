@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from farmhand.messages import Message, StreamEvent
+from farmhand.tools.choice import AUTO, ToolChoice
 from farmhand.tools.definition import ToolDefinition
-
-ToolChoice = Literal["auto", "none", "required"] | dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -20,7 +19,7 @@ class GenerationSettings:
     max_tokens: int | None = None
     seed: int | None = None
     stop: tuple[str, ...] = ()
-    tool_choice: ToolChoice = "auto"
+    tool_choice: ToolChoice = AUTO
     parallel_tool_calls: bool = True
 
 

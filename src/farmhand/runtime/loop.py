@@ -34,6 +34,7 @@ from farmhand.runtime.events import (
 )
 from farmhand.runtime.executor import Outcome, ToolRouter
 from farmhand.runtime.history import repair_history
+from farmhand.tools.choice import AUTO, NONE
 
 DEFAULT_MAX_TOOL_ROUNDS = 10
 DEFAULT_SETTINGS = GenerationSettings()
@@ -111,12 +112,12 @@ async def run_loop(
         # Listed again every turn: JIT discovery adds tools between turns.
         router.note_conversation(state.history)
         tools = await router.list_tools(refresh=True)
-        if state.rounds and settings.tool_choice not in ("auto", "none"):
+        if state.rounds and settings.tool_choice.mode not in ("auto", "none"):
             # A forced call is for the first turn; after its results the model may answer.
-            turn_settings = dataclasses.replace(settings, tool_choice="auto")
+            turn_settings = dataclasses.replace(settings, tool_choice=AUTO)
         if answer_only:
             prompt = _answer_prompt(state.history)
-            turn_settings = dataclasses.replace(settings, tool_choice="none")
+            turn_settings = dataclasses.replace(settings, tool_choice=NONE)
         writing: dict[int, ToolCallWriting] = {}  # the calls being written, by index
         async for event in provider.stream(prompt, tools, turn_settings):
             if isinstance(event, TextDelta):

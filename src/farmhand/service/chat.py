@@ -22,7 +22,6 @@ from farmhand.runtime.loop import run_loop
 from farmhand.runtime.session import ServerToolsets, ToolSettings
 from farmhand.service.state import ServiceState
 from farmhand.tools.definition import ToolDefinition
-from farmhand.tools.formats import forced_tool_name
 from farmhand.toolsets.mcp.known_servers import filesystem_server
 from farmhand.toolsets.mcp.policy import ServerRequest
 
@@ -174,7 +173,7 @@ async def _router(
 
 def _check_tool_choice(request: ChatRequest, offered: Sequence[ToolDefinition], jit: bool) -> None:
     """A tool_choice naming a tool that is not offered is the client's mistake."""
-    name = forced_tool_name(request.settings.tool_choice)
+    name = request.settings.tool_choice.name
     if name is None or jit:  # with JIT discovery, tools appear later
         return
     names = [t.name for t in offered]
