@@ -109,9 +109,10 @@ async def run_loop(
         yield TurnStarted(turn_number)
         turn = _Turn()
         prompt, turn_settings = repair_history(state.history), settings
-        # Listed again every turn: JIT discovery adds tools between turns.
+        # Listed again from the second turn on: JIT discovery adds tools between turns (the
+        # first turn's list is the one the conversation was opened with).
         router.note_conversation(state.history)
-        tools = await router.list_tools(refresh=True)
+        tools = await router.list_tools(refresh=turn_number > 1)
         if state.rounds and settings.tool_choice.mode not in ("auto", "none"):
             # A forced call is for the first turn; after its results the model may answer.
             turn_settings = dataclasses.replace(settings, tool_choice=AUTO)
