@@ -13,6 +13,7 @@ from farmhand.providers.grammar import (
     build_tool_grammar,
     grammar_spec,
 )
+from farmhand.tools.choice import NONE, REQUIRED
 from farmhand.tools.definition import ToolDefinition
 
 WEATHER = ToolDefinition(
@@ -44,10 +45,10 @@ def test_an_auto_turn_with_tools_is_the_answer_or_calls() -> None:
 
 
 def test_required_and_none_keep_their_meaning() -> None:
-    required = GenerationSettings(response_format=PERSON, tool_choice="required")
+    required = GenerationSettings(response_format=PERSON, tool_choice=REQUIRED)
     spec = grammar_spec([WEATHER], required, constrain_auto=False)
     assert spec is not None and spec.answer is None  # a call it must be
-    none = GenerationSettings(response_format=PERSON, tool_choice="none")
+    none = GenerationSettings(response_format=PERSON, tool_choice=NONE)
     spec = grammar_spec([WEATHER], none, constrain_auto=False)
     assert spec is not None and spec.tools == () and spec.answer == PERSON
 

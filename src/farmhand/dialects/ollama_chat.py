@@ -96,7 +96,9 @@ def chat_request(body: ChatBody) -> ChatRequest:
         model=body.model,
         messages=to_messages(body.messages),
         settings=(body.options or Options()).settings(
-            response_format=response_format(body.format), think=think_flag(body.think)
+            response_format=response_format(body.format),
+            think=think_flag(body.think),
+            stream=body.stream,
         ),
         client_tools=tools,
         mcp_servers=servers,

@@ -89,7 +89,9 @@ def generate_request(body: GenerateBody) -> GenerateRequest:
         raw=body.raw or (body.template is not None and bool(prompt)),
         context=body.context,
         settings=options.settings(
-            response_format=response_format(body.format), think=think_flag(body.think)
+            response_format=response_format(body.format),
+            think=think_flag(body.think),
+            stream=body.stream,
         ),
     )
 

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from farmhand.messages import Message, StreamEvent
+from farmhand.tools.choice import AUTO, ToolChoice
 from farmhand.tools.definition import ToolDefinition
 
-ToolChoice = Literal["auto", "none", "required"] | dict[str, Any]
 ResponseFormat = Literal["json"] | dict[str, Any]
 """What an answer must be: any JSON object ("json"), or valid for this JSON Schema."""
 
@@ -22,8 +22,12 @@ class GenerationSettings:
     max_tokens: int | None = None
     seed: int | None = None
     stop: tuple[str, ...] = ()
-    tool_choice: ToolChoice = "auto"
+    tool_choice: ToolChoice = AUTO
     parallel_tool_calls: bool = True
+    stream: bool = True
+    """False when the caller takes the turn whole (a non-streaming API request): a backend
+    may then answer in one piece, which costs less to send and read. The events are the
+    same either way."""
     top_p: float | None = None
     top_k: int | None = None
     response_format: ResponseFormat | None = None

@@ -40,7 +40,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from farmhand.errors import ProviderError
 from farmhand.messages import Message, StreamEvent
-from farmhand.providers.base import GenerationSettings, ResponseFormat, ToolChoice
+from farmhand.providers.base import GenerationSettings, ResponseFormat
 from farmhand.tools.definition import ToolDefinition
 from farmhand.tools.schema import map_subschemas, normalize_schema
 
@@ -128,7 +128,7 @@ def grammar_spec(
     answer = settings.response_format
     if answer is None or (spec is not None and spec.calls_only):
         return spec
-    callable_tools = () if settings.tool_choice == "none" else tuple(tools)
+    callable_tools = () if settings.tool_choice.mode == "none" else tuple(tools)
     return GrammarSpec(callable_tools, True, settings.parallel_tool_calls, answer)
 
 
@@ -136,30 +136,15 @@ def _calls_spec(
     tools: Sequence[ToolDefinition], settings: GenerationSettings, *, constrain_auto: bool
 ) -> GrammarSpec | None:
     choice = settings.tool_choice
-    if choice == "none" or not tools:
+    if choice.mode == "none" or not tools:
         return None
-    named = chosen_function(choice)
-    if named is not None:
-        return GrammarSpec((find_tool(tools, named),), True, settings.parallel_tool_calls)
-    if choice == "required":
+    if choice.name is not None:
+        return GrammarSpec((find_tool(tools, choice.name),), True, settings.parallel_tool_calls)
+    if choice.mode == "required":
         return GrammarSpec(tuple(tools), True, settings.parallel_tool_calls)
     if constrain_auto:
         return GrammarSpec(tuple(tools), False, settings.parallel_tool_calls)
     return None
-
-
-def chosen_function(choice: ToolChoice) -> str | None:
-    """The function name a tool_choice names, or None for auto / none / required."""
-    if isinstance(choice, str):
-        return None
-    function = choice.get("function")
-    name = (function.get("name") if isinstance(function, dict) else None) or choice.get("name")
-    if not isinstance(name, str) or not name:
-        raise ProviderError(
-            f"tool_choice {choice!r} names no function; use"
-            ' {"type": "function", "function": {"name": ...}}'
-        )
-    return name
 
 
 def find_tool(tools: Sequence[ToolDefinition], name: str) -> ToolDefinition:
