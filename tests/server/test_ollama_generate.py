@@ -134,6 +134,9 @@ def test_ps_shows_keep_alive(client: ollama.Client, provider: ScriptedProvider) 
     client.generate(model="scripted", prompt="", keep_alive=-1)
     (forever,) = client.ps().models
     assert forever.expires_at is not None and forever.expires_at.year > 2300
+    client.generate(model="scripted", prompt="", keep_alive="1ms")
+    time.sleep(0.01)  # past its keep_alive: the next look unloads it
+    assert client.ps().models == []
 
 
 def test_a_backend_failure_before_the_first_line_is_a_502(

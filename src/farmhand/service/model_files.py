@@ -8,6 +8,8 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import anyio
+
 from farmhand.config.models import ModelConfig
 from farmhand.models.assemble import file_sha256, known_sha256
 from farmhand.models.gguf import GGUFInfo, read_gguf
@@ -48,6 +50,9 @@ class ModelFiles:
     _embedders: dict[tuple[FileVersion, int], LlamaEmbedder] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _building: threading.Lock = field(default_factory=threading.Lock)
+    pulling: anyio.Lock = field(default_factory=anyio.Lock)
+    """One pull at a time: two pip runs into one interpreter, or two writers of one model
+    file, would trip over each other."""
 
     def info(self, path: Path) -> GGUFInfo:
         version = file_version(path)

@@ -55,12 +55,13 @@ async def pull(
     admit_pull(state, client_host)
     model = catalog_model(name)
     yield PullStep("pulling manifest")
-    steps = pull_steps(model)
-    try:
-        while (step := await anyio.to_thread.run_sync(next, steps, None)) is not None:
-            yield step
-    finally:
-        steps.close()
+    async with state.files.pulling:
+        steps = pull_steps(model)
+        try:
+            while (step := await anyio.to_thread.run_sync(next, steps, None)) is not None:
+                yield step
+        finally:
+            steps.close()
 
 
 def _is_loopback(host: str | None) -> bool:
