@@ -51,6 +51,8 @@ def test_show_reads_the_gguf(client: ollama.Client) -> None:
     info = shown.modelinfo or {}
     assert info["qwen2.context_length"] == 32768
     assert info["qwen2.embedding_length"] == 896
+    with pytest.raises(ollama.ResponseError, match="'default' does not support thinking"):
+        client.generate(model="default", prompt="hi", think=True)
 
 
 def test_generate_and_chat_answer_the_schema(client: ollama.Client) -> None:

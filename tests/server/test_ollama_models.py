@@ -166,6 +166,15 @@ def test_ps_lists_the_models_a_chat_loaded(
     assert running.details is not None and running.details.family == "qwen3"
 
 
+def test_think_reaches_a_model_whose_template_can_reason(
+    client: ollama.Client, provider: ScriptedProvider
+) -> None:
+    provider.add(Step.text("Yes.", reasoning="Thinking it over."))
+    response = client.chat(model="tiny", messages=[{"role": "user", "content": "?"}], think=True)
+    assert response.message.thinking == "Thinking it over."
+    assert provider.requests[0].settings.think is True
+
+
 # /api/embed, /api/embeddings
 
 

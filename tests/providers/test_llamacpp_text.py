@@ -1,0 +1,59 @@
+"""The embedded provider's pieces for Ollama's generate: raw text continued as it is,
+`think` handed to the chat template, and `context` tokens turned back into text. The model
+is test_llamacpp_auto's stand-in (a character a token)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from tests.models.gguf_files import TEMPLATE
+from tests.providers.test_llamacpp_auto import ScriptedLlama
+
+from farmhand.errors import RequestError
+from farmhand.messages import Finish, Message, TextDelta, Usage
+from farmhand.providers.base import GenerationSettings
+from farmhand.providers.llamacpp import LlamaCppProvider
+
+pytestmark = pytest.mark.anyio
+
+
+class Llama(ScriptedLlama):
+    def n_vocab(self) -> int:
+        return 0x110000  # every character is a token
+
+
+@pytest.fixture(autouse=True)
+def scripted_sampling(monkeypatch: pytest.MonkeyPatch) -> None:
+    def sample_tokens(llama: Llama, prompt: list[int], *_: Any) -> Iterator[int]:
+        return llama.generate(prompt)
+
+    monkeypatch.setattr("farmhand.providers.llamacpp.sample_tokens", sample_tokens)
+
+
+async def test_raw_text_is_continued_as_it_is() -> None:
+    llama = Llama(TEMPLATE, " return a + b")
+    provider = LlamaCppProvider(llama)
+    prompt = "def add(a, b):\n   "
+    events = [e async for e in provider.complete(prompt, GenerationSettings(stop=("+",)))]
+    assert llama.prompts[-1] == prompt  # no chat template around it
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == " return a "
+    assert events[-1] == Finish("stop", Usage(len(prompt), 10))
+
+
+async def test_think_reaches_the_template() -> None:
+    provider = LlamaCppProvider(Llama(TEMPLATE, "ok"))
+    question = [Message.user("Why?")]
+    assert provider.render(question, [], think=False).endswith("<think></think>")
+    assert "<think>" not in provider.render(question, [], think=True)
+    assert "<think>" not in provider.render(question, [])
+
+
+def test_context_tokens_become_text_again() -> None:
+    provider = LlamaCppProvider(Llama(TEMPLATE, ""))
+    tokens = provider.tokenize("Hello, world")
+    assert provider.text_of(tokens) == "Hello, world"
+    with pytest.raises(RequestError, match="context holds -3, which is not a token") as raised:
+        provider.text_of([72, -3])
+    assert raised.value.param == "context"
