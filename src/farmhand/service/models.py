@@ -25,7 +25,6 @@ from farmhand.models.assemble import ensure_model, local_file
 from farmhand.models.catalog import DEFAULT_MODEL, lookup
 from farmhand.models.gguf import GGUFInfo, read_gguf
 from farmhand.providers.embedding import Embedded
-from farmhand.providers.llamacpp import DEFAULT_N_CTX, DEFAULT_TEMPERATURE
 from farmhand.service.model_files import LoadedModel
 from farmhand.service.state import ServiceState
 
@@ -60,11 +59,21 @@ class ModelFacts:
 
     @property
     def context_length(self) -> int | None:
-        return self.config.n_ctx or (DEFAULT_N_CTX if self.format == "gguf" else None)
+        return context_size(self.config)
 
-    @property
-    def can_embed(self) -> bool:
-        return "embedding" in self.capabilities
+
+def context_size(model: ModelConfig) -> int | None:
+    """The context the model runs with: its n_ctx, else the embedded backend's default
+    (None for a backend that decides itself)."""
+    return model.n_ctx or (_embedded_defaults()[0] if _is_gguf(model) else None)
+
+
+def _embedded_defaults() -> tuple[int, float]:
+    """The embedded backend's default context size and temperature (imported when asked:
+    that module brings every tool-call parser with it)."""
+    from farmhand.providers.llamacpp import DEFAULT_N_CTX, DEFAULT_TEMPERATURE
+
+    return DEFAULT_N_CTX, DEFAULT_TEMPERATURE
 
 
 def model_source(model: ModelConfig) -> str:
@@ -131,9 +140,10 @@ def _facts(state: ServiceState, model: ModelConfig) -> ModelFacts:
 def _gguf_facts(state: ServiceState, model: ModelConfig) -> ModelFacts:
     source = model_source(model)
     path = local_file(source)
+    n_ctx, temperature = _embedded_defaults()
     parameters: dict[str, Any] = {
-        "num_ctx": model.n_ctx or DEFAULT_N_CTX,
-        "temperature": DEFAULT_TEMPERATURE if model.temperature is None else model.temperature,
+        "num_ctx": model.n_ctx or n_ctx,
+        "temperature": temperature if model.temperature is None else model.temperature,
     }
     if model.max_tokens is not None:
         parameters["num_predict"] = model.max_tokens
@@ -195,7 +205,7 @@ async def embed(
             f" farmhand embeds with the embedded (llamacpp) one; models that can: {able}",
             param="model",
         )
-    n_ctx = model.n_ctx or DEFAULT_N_CTX
+    n_ctx = context_size(model) or _embedded_defaults()[0]
 
     def run() -> Embedded:
         path = ensure_model(model_source(model), progress=False)
@@ -224,7 +234,7 @@ async def check_options(
     model whose chat template can reason."""
     model = state.model_config(name)
     if num_ctx is not None:
-        loaded_with = model.n_ctx or (DEFAULT_N_CTX if _is_gguf(model) else None)
+        loaded_with = context_size(model)
         if num_ctx != loaded_with:
             have = f"{loaded_with} tokens" if loaded_with else "the backend's own size"
             raise RequestError(
