@@ -557,3 +557,14 @@ async def test_request_body_asks_for_the_answers_shape() -> None:
         await run(server.provider(), [Message.user("Sum?")], [], settings)
         assert server.sent["response_format"] == sent
         assert server.sent["top_p"] == 0.9
+
+
+async def test_think_reaches_ollama_as_reasoning_effort_and_no_one_else() -> None:
+    for name, think, sent in (("ollama", False, "none"), ("ollama", True, "medium")):
+        server = Server(recording("openai_text.sse"))
+        provider = server.provider(name=name)
+        await run(provider, [Message.user("Hi")], [], GenerationSettings(think=think))
+        assert server.sent["reasoning_effort"] == sent
+    server = Server(recording("openai_text.sse"))
+    await run(server.provider(), [Message.user("Hi")], [], GenerationSettings(think=False))
+    assert "reasoning_effort" not in server.sent

@@ -105,6 +105,10 @@ class OpenAICompatProvider:
                 body[key] = value
         if settings.response_format is not None:
             body["response_format"] = _response_format(settings.response_format)
+        if settings.think is not None and self.name == "ollama":
+            # Ollama's /v1 switches reasoning with reasoning_effort ("none": off); other
+            # OpenAI-compatible servers spell it differently or refuse unknown fields.
+            body["reasoning_effort"] = "medium" if settings.think else "none"
         if settings.stop:
             body["stop"] = list(settings.stop)
         return body
