@@ -402,7 +402,7 @@ def test_failure_mid_stream_is_an_error_line(
         ({"messages": [{"role": "user", "content": "hi"}]}, 400, "model is required"),
         (chat_body(model="gpt-9"), 404, "unknown model 'gpt-9'"),
         (chat_body(messages="hi"), 400, "messages"),
-        (chat_body(messages=[]), 400, "at least one message"),
+        (chat_body(messages=[], keep_alive="later"), 400, "keep_alive must be"),
         (chat_body(messages=[{"role": "wizard", "content": "x"}]), 400, "messages[0].role"),
         (chat_body(stream="yes"), 400, "stream"),
         (chat_body(max_tool_rounds=0), 400, "max_tool_rounds"),

@@ -232,6 +232,17 @@ def test_chat_keep_alive_zero_unloads_after_the_answer(
     assert client.ps().models == []
 
 
+def test_chat_without_messages_loads_and_unloads(client: ollama.Client) -> None:
+    loaded = client.chat(model="scripted", messages=[])
+    assert (loaded.done, loaded.done_reason, loaded.message.content) == (True, "load", "")
+    assert [m.model for m in client.ps().models] == ["scripted"]
+    unloaded = client.chat(model="scripted", messages=[], keep_alive=0)
+    assert unloaded.done_reason == "unload"
+    assert client.ps().models == []
+    with pytest.raises(ollama.ResponseError, match="unknown model 'nope'"):
+        client.chat(model="nope", messages=[])
+
+
 @pytest.mark.parametrize(
     ("fields", "says"),
     [

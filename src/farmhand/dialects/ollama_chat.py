@@ -10,6 +10,7 @@ model farmhand runs has vision).
 from __future__ import annotations
 
 import json
+import time
 from typing import Any, Literal
 
 from pydantic import Field
@@ -26,7 +27,7 @@ from farmhand.errors import ConfigError, RequestError
 from farmhand.messages import Message, ToolCall, new_call_id
 from farmhand.service.chat import ChatRequest
 from farmhand.service.mcp_servers import parse_mcp_servers
-from farmhand.service.tasks import MAX_TASK_ID_LENGTH
+from farmhand.service.tasks import MAX_TASK_ID_LENGTH, iso_time
 from farmhand.tools.formats.detect import to_openai_tools
 
 DEFAULT_MAX_TOOL_ROUNDS = 15
@@ -82,7 +83,7 @@ def chat_request(body: ChatBody) -> ChatRequest:
     """The ChatRequest for a checked body; RequestError for what the types cannot say."""
     if not body.model:
         raise RequestError("model is required; GET /api/tags lists the models", param="model")
-    if not body.messages:
+    if not body.messages:  # the route answers a chat without messages: it loads the model
         raise RequestError("messages must hold at least one message", param="messages")
     for i, message in enumerate(body.messages):
         refuse_images(message.images, body.model, f"messages[{i}].images")
@@ -182,3 +183,15 @@ class ToolSearchBody(OllamaBody):
     model: str | None = None
     context: str = ""
     limit: int | None = Field(default=None, ge=1)
+
+
+def loaded_line(model: str, reason: str) -> dict[str, Any]:
+    """The answer to a chat without messages: the model is loaded ("load") or, with
+    `keep_alive: 0`, unloaded ("unload"), as Ollama answers it."""
+    return {
+        "model": model,
+        "created_at": iso_time(time.time()),
+        "message": {"role": "assistant", "content": ""},
+        "done_reason": reason,
+        "done": True,
+    }

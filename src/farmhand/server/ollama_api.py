@@ -25,7 +25,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from farmhand.config.models import ModelConfig
-from farmhand.dialects.ollama_chat import ChatBody, ToolSearchBody, chat_request
+from farmhand.dialects.ollama_chat import ChatBody, ToolSearchBody, chat_request, loaded_line
 from farmhand.dialects.ollama_common import parse_body
 from farmhand.errors import RequestError
 from farmhand.messages import ToolCall
@@ -35,6 +35,7 @@ from farmhand.server.errors import api_error, error_response
 from farmhand.server.json_body import json_body
 from farmhand.server.streaming import EventStream, StreamItem
 from farmhand.service.chat import ChatRequest, run_chat
+from farmhand.service.generate import load
 from farmhand.service.mcp_servers import parse_mcp_servers
 from farmhand.service.models import check_options, keep_loaded
 from farmhand.service.state import ServiceState
@@ -70,6 +71,8 @@ async def chat(request: Request) -> Response:
     state = _state(request)
     try:
         body: ChatBody = parse_body(await json_body(request), ChatBody)
+        if not body.messages and body.model:  # Ollama's "load the model" (or unload it)
+            return JSONResponse(await _load(state, body))
         chat = chat_request(body)
         num_ctx = body.options.num_ctx if body.options else None
         think = chat.settings.think
@@ -90,6 +93,15 @@ async def chat(request: Request) -> Response:
             ),
         )
     return await run.complete()
+
+
+async def _load(state: ServiceState, body: ChatBody) -> dict[str, Any]:
+    keep_alive = body.keep_alive_seconds()
+    model = state.model_config(body.model)
+    if keep_alive != 0:
+        await load(state, body.model)
+    keep_loaded(state, model, keep_alive)
+    return loaded_line(body.model, "unload" if keep_alive == 0 else "load")
 
 
 def _check_not_running(state: ServiceState, task_id: str) -> None:
