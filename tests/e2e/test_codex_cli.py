@@ -39,7 +39,7 @@ CODEX = next(
 ) or shutil.which("codex")
 COMMAND = "echo farmhand-$((6*7))"
 ANSWER = "The command printed farmhand-42."
-CONFIG = """model = "farm"
+CONFIG = """model = "{model}"
 model_provider = "farmhand"
 
 [model_providers.farmhand]
@@ -84,7 +84,7 @@ def test_codex_runs_its_shell_tool_and_sends_the_output_back(tmp_path: Path) -> 
     work = tmp_path / "work"
     work.mkdir()
     with LiveServer(app) as server:
-        (codex_home / "config.toml").write_text(CONFIG.format(url=server.url))
+        (codex_home / "config.toml").write_text(CONFIG.format(url=server.url, model="farm"))
         run = _codex(home, work, "Run the command and tell me what it printed.")
     assert run.returncode == 0, run.stderr[-3000:]
     assert ANSWER in run.stdout, run.stdout[-3000:]
@@ -93,6 +93,36 @@ def test_codex_runs_its_shell_tool_and_sends_the_output_back(tmp_path: Path) -> 
     history = script.requests[1].messages
     call = next(m for m in history if m.tool_calls).tool_calls[0]
     assert (call.name, call.arguments) == ("exec_command", {"cmd": COMMAND})
+
+
+@pytest.mark.skipif(CODEX is None, reason="Codex CLI is not installed (npm @openai/codex)")
+def test_codex_tools_for_newer_models_arrive_as_an_input_item_and_are_read(tmp_path: Path) -> None:
+    """For GPT-6 model names Codex sends no `tools`: an `additional_tools` input item holds
+    namespaces of functions and a custom (grammar) tool. The functions are offered, the
+    custom tool is named as ignored, and the answer comes back."""
+
+    def offered(_: Sequence[Message], tools: Sequence[ToolDefinition]) -> None:
+        assert {"wait", "sleep", "spawn_agent"} <= {t.name for t in tools}
+        assert "exec" not in {t.name for t in tools}  # a custom tool: farmhand cannot run it
+
+    script = ScriptedProvider([Step.text("Hello from the farm.", expect=offered)])
+
+    def factory(_: ModelConfig) -> Provider:
+        return script
+
+    config = scripted_config(models=("gpt-6.1-sol",))
+    app = create_app(config, home=tmp_path / "farm", provider_factory=factory)
+    home = tmp_path / "home"
+    (home / ".codex").mkdir(parents=True)
+    work = tmp_path / "work"
+    work.mkdir()
+    with LiveServer(app) as server:
+        toml = CONFIG.format(url=server.url, model="gpt-6.1-sol")
+        (home / ".codex" / "config.toml").write_text(toml)
+        run = _codex(home, work, "Say hello.")
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "Hello from the farm." in run.stdout
+    script.assert_done()
 
 
 def _codex(home: Path, work: Path, prompt: str) -> subprocess.CompletedProcess[str]:
