@@ -12,6 +12,10 @@ Baseline: the same request sent straight to the fake backend. Measured: the same
 sent to `farmhand serve` (its own process, its default model pointed at the backend with
 `provider: openai`), which streams from the backend whatever the client asked for.
 
+The OpenAI Responses cases send the same question to `POST /v1/responses` (`store: false`)
+and compare with the same direct chat request: the backend is the same, only farmhand's
+dialect differs.
+
 Method: `--requests` requests per case after a warm-up, from httpx.AsyncClient with 1 and
 with 32 concurrent clients; non-streaming and streaming (a streamed request is timed until
 `data: [DONE]`). Prints p50/p99 latency of both, the added milliseconds, and the
@@ -57,6 +61,8 @@ WORDS = [
     "loop",
 ]
 BODY = {"model": "default", "messages": [{"role": "user", "content": "Say something."}]}
+# OpenAI Responses (/v1/responses) over the same backend; `store` off as Codex sends it.
+RESPONSES_BODY = {"model": "default", "input": "Say something.", "store": False}
 
 
 def backend_app() -> object:
@@ -146,18 +152,20 @@ def started(command: list[str], port: int, env: dict[str, str]) -> Iterator[None
 
 
 async def one(client: httpx.AsyncClient, url: str, stream: bool) -> float:
-    body = {**BODY, "stream": stream}
+    responses = url.endswith("/responses")
+    body = {**(RESPONSES_BODY if responses else BODY), "stream": stream}
     start = time.perf_counter()
     if stream:
         async with client.stream("POST", url, json=body) as response:
             response.raise_for_status()
             async for line in response.aiter_lines():
                 if line == "data: [DONE]":
-                    break
+                    break  # a Responses stream ends after response.completed
     else:
         response = await client.post(url, json=body)
         response.raise_for_status()
-        assert response.json()["choices"][0]["message"]["content"]
+        answer = response.json()
+        assert answer["output"] if responses else answer["choices"][0]["message"]["content"]
     return time.perf_counter() - start
 
 
@@ -192,19 +200,23 @@ def percentile(values: list[float], q: float) -> float:
 
 async def measure(direct: str, served: str, requests: int) -> None:
     print(
-        f"{'case':<26}{'direct p50':>12}{'p99':>10}{'farmhand p50':>14}{'p99':>10}"
+        f"{'case':<36}{'direct p50':>12}{'p99':>10}{'farmhand p50':>14}{'p99':>10}"
         f"{'added p50':>12}{'p99':>10}{'req/s ratio':>13}"
     )
-    for stream in (False, True):
+    responses = served.rsplit("/v1/", 1)[0] + "/v1/responses"
+    for url, stream in ((served, False), (served, True), (responses, False), (responses, True)):
         for clients in (1, 32):
             base, base_wall = await run_case(direct, stream, clients, requests)
-            ours, ours_wall = await run_case(served, stream, clients, requests)
+            ours, ours_wall = await run_case(url, stream, clients, requests)
             b50, b99 = percentile(base, 0.5) * 1e3, percentile(base, 0.99) * 1e3
             o50, o99 = percentile(ours, 0.5) * 1e3, percentile(ours, 0.99) * 1e3
             ratio = (len(ours) / ours_wall) / (len(base) / base_wall)
-            name = f"{'stream' if stream else 'non-stream'}, {clients} client(s)"
+            kind = ("responses " if url == responses else "") + (
+                "stream" if stream else "non-stream"
+            )
+            name = f"{kind}, {clients} client(s)"
             print(
-                f"{name:<26}{b50:>10.2f}ms{b99:>8.2f}ms{o50:>12.2f}ms{o99:>8.2f}ms"
+                f"{name:<36}{b50:>10.2f}ms{b99:>8.2f}ms{o50:>12.2f}ms{o99:>8.2f}ms"
                 f"{o50 - b50:>+10.2f}ms{o99 - b99:>+8.2f}ms{ratio:>12.2f}x"
             )
             sys.stdout.flush()
