@@ -11,7 +11,7 @@ from typing import Any
 import openai
 import pytest
 from openai import OpenAI
-from tests.server.live import LiveServer, scripted_config
+from tests.server.live import LiveServer, pantry_server, scripted_config
 from tests.server.test_openai_api import Relay, start
 from tests.toolsets.mcp.real_servers import everything_over
 
@@ -169,3 +169,43 @@ def test_a_denied_call_is_not_run_and_the_model_is_told(
         model="farm", previous_response_id=first.id, input=[answer], tools=[tool]
     )
     assert [item.type for item in second.output] == ["message"]
+
+
+def test_out_of_rounds_the_model_answers_without_the_mcp_tools(
+    farm: tuple[OpenAI, ScriptedProvider], everything: str
+) -> None:
+    client, script = farm
+
+    def answers_without_tools(_: Sequence[Message], tools: Sequence[ToolDefinition]) -> None:
+        assert [t.name for t in tools] == []
+
+    script.add(Step.calls(ToolCall("everything:echo", {"message": "one"})))
+    script.add(Step.text("Done after one call.", expect=answers_without_tools))
+    tool = mcp_tool(everything, allowed_tools=["echo"], require_approval="never")
+    response = client.responses.create(
+        model="farm",
+        input="Echo forever",
+        tools=[tool],
+        store=False,
+        extra_body={"max_tool_rounds": 1},
+    )
+    assert [item.type for item in response.output] == ["mcp_list_tools", "mcp_call", "message"]
+    assert script.requests[1].settings.tool_choice == "none"
+    assert response.model_extra["farmhand"]["stop_reason"] == "round_limit"  # type: ignore[index]
+
+
+def test_an_operator_server_by_label_and_a_label_clash(tmp_path: Any) -> None:
+    pantry = pantry_server()
+    config = scripted_config(pantry)
+    config.runtime.models[0].mcp_servers = []  # the model has no servers of its own
+    server, relay = start(tmp_path, config)
+    with server:
+        client = OpenAI(base_url=f"{server.url}/v1", api_key="unused", max_retries=0)
+        relay.script.add(Step.calls(ToolCall("pantry:echo", {"text": "hi"})))
+        relay.script.add(Step.text("ok", expect=sees_result("hi")))
+        tool = {"type": "mcp", "server_label": "pantry", "require_approval": "never"}
+        response = client.responses.create(model="farm", input="x", tools=[tool], store=False)
+        assert [item.type for item in response.output] == ["mcp_list_tools", "mcp_call", "message"]
+        config.runtime.models[0].mcp_servers = None  # now every server is the model's
+        with pytest.raises(openai.BadRequestError, match="names a server this model has"):
+            client.responses.create(model="farm", input="x", tools=[tool], store=False)

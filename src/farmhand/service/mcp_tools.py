@@ -135,8 +135,9 @@ async def open_mcp_tools(
     for spec in specs:
         if spec.label in model_servers:
             raise RequestError(
-                f"mcp tool server_label {spec.label!r} is the name of one of this model's"
-                " servers; choose another label",
+                f"mcp tool server_label {spec.label!r} names a server this model has already;"
+                " its tools are offered without an mcp tool (use another label for another"
+                " server)",
                 param="tools",
             )
     admitted = admit_servers(state, (), [spec.server for spec in specs])
