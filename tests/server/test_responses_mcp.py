@@ -121,8 +121,10 @@ def test_a_call_waits_for_approval_and_runs_once_approved(
     assert request.type == "mcp_approval_request"
     assert (request.name, json.loads(request.arguments)) == ("echo", {"message": "baa"})
 
-    script.add(Step.text("It said baa.", expect=sees_result("Echo: baa")))
     approval = {"type": "mcp_approval_response", "approval_request_id": request.id, "approve": True}
+    with pytest.raises(openai.BadRequestError, match="send the mcp tool again"):
+        client.responses.create(model="farm", previous_response_id=first.id, input=[approval])
+    script.add(Step.text("It said baa.", expect=sees_result("Echo: baa")))
     second = client.responses.create(
         model="farm", previous_response_id=first.id, input=[approval], tools=[tool]
     )

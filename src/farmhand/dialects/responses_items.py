@@ -220,6 +220,13 @@ def _approval(reader: _Reader, item: dict[str, Any], where: str, *, new: bool) -
     if not isinstance(approve, bool):
         raise RequestError(f"{where}.approve must be true or false", param="input")
     reason = item.get("reason") if isinstance(item.get("reason"), str) else ""
+    label = call.name.partition(":")[0]
+    if new and label not in {t.label for t in reader.parsed.mcp_tools}:
+        raise RequestError(
+            f"{where} answers a call to server {label!r}, but the request has no mcp tool"
+            " with that server_label; send the mcp tool again with the answer",
+            param="tools",
+        )
     if new:
         reader.conversation.approvals.append(Approval(call, approve, reason or ""))
         del reader.held[approval_id]
