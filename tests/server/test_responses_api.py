@@ -18,6 +18,7 @@ from farmhand.errors import ProviderError
 from farmhand.messages import Message, StreamEvent, ToolCall, Usage
 from farmhand.parsing.registry import parser_for
 from farmhand.providers.scripted import ScriptedProvider, Step
+from farmhand.tools.choice import ToolChoice
 from farmhand.tools.definition import ToolDefinition
 
 WEATHER = {
@@ -161,7 +162,7 @@ def test_tool_choice_and_parallel_tool_calls_reach_the_model(farm: Farm) -> None
         store=False,
     )
     settings = farm.script.requests[0].settings
-    assert settings.tool_choice == {"type": "function", "function": {"name": "get_weather"}}
+    assert settings.tool_choice == ToolChoice.tool("get_weather")
     assert settings.parallel_tool_calls is False
 
 

@@ -18,6 +18,7 @@ from tests.toolsets.mcp.real_servers import everything_over
 from farmhand.messages import Message, ToolCall
 from farmhand.providers.scripted import ScriptedProvider, Step
 from farmhand.service.mcp_chat import DENIED
+from farmhand.tools.choice import NONE
 from farmhand.tools.definition import ToolDefinition
 
 pytestmark = pytest.mark.e2e  # a real node MCP server
@@ -192,7 +193,7 @@ def test_out_of_rounds_the_model_answers_without_the_mcp_tools(
         extra_body={"max_tool_rounds": 1},
     )
     assert [item.type for item in response.output] == ["mcp_list_tools", "mcp_call", "message"]
-    assert script.requests[1].settings.tool_choice == "none"
+    assert script.requests[1].settings.tool_choice == NONE
     assert response.model_extra["farmhand"]["stop_reason"] == "round_limit"  # type: ignore[index]
 
 

@@ -16,14 +16,15 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
 from farmhand.config.models import McpServerConfig
 from farmhand.dialects.responses_mcp import parse_mcp_tool
 from farmhand.errors import RequestError
-from farmhand.providers.base import GenerationSettings, ToolChoice
+from farmhand.providers.base import GenerationSettings
 from farmhand.service.mcp_servers import parse_mcp_servers
 from farmhand.service.mcp_tools import McpTool
+from farmhand.tools.choice import AUTO, NONE, REQUIRED, ToolChoice
 from farmhand.tools.definition import EMPTY_OBJECT_SCHEMA, ToolDefinition
 
 REFUSED = {
@@ -238,26 +239,26 @@ def _function(tool: dict[str, Any], where: str) -> ToolDefinition:
 def _tool_choice(value: object, parsed: ResponsesRequest) -> ToolChoice:
     """Responses' tool_choice as farmhand's (the one place that maps it)."""
     if value is None or value == "auto":
-        return "auto"
+        return AUTO
     if value == "none":
-        return "none"
+        return NONE
     if value == "required":
         if not parsed.client_tools and not parsed.mcp_tools:
             raise RequestError(
                 'tool_choice "required" needs tools; add the tools the model must choose from',
                 param="tool_choice",
             )
-        return "required"
+        return REQUIRED
     kind = value.get("type") if isinstance(value, dict) else None
     if isinstance(value, dict) and kind == "function" and isinstance(value.get("name"), str):
         namespace = value.get("namespace")
         name = parsed.exposed_name(value["name"], namespace if isinstance(namespace, str) else None)
-        return {"type": "function", "function": {"name": name}}
+        return ToolChoice.tool(name)
     if isinstance(value, dict) and kind == "mcp" and isinstance(value.get("server_label"), str):
         tool = value.get("name")
         if not isinstance(tool, str) or not tool:
-            return "required"
-        return {"type": "function", "function": {"name": f"{value['server_label']}:{tool}"}}
+            return REQUIRED
+        return ToolChoice.tool(f"{value['server_label']}:{tool}")
     if isinstance(value, dict) and kind == "allowed_tools":
         return _allowed_tools(value, parsed)
     if isinstance(value, dict) and isinstance(kind, str):
@@ -285,7 +286,7 @@ def _allowed_tools(value: dict[str, Any], parsed: ResponsesRequest) -> ToolChoic
         if isinstance(t, dict) and t.get("type") == "function" and isinstance(t.get("name"), str)
     }
     parsed.client_tools = [t for t in parsed.client_tools if t.name in names]
-    return cast(ToolChoice, mode)
+    return REQUIRED if mode == "required" else AUTO
 
 
 def _check_text(value: object, parsed: ResponsesRequest) -> None:

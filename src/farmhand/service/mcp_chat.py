@@ -25,6 +25,7 @@ from farmhand.runtime.events import LoopEvent, LoopFinished, StopReason, ToolCal
 from farmhand.service.chat import ChatRequest, run_chat
 from farmhand.service.mcp_tools import McpTool, OpenMcpTools, open_mcp_tools, split_name
 from farmhand.service.state import ServiceState
+from farmhand.tools.choice import AUTO, NONE
 from farmhand.tools.definition import ToolDefinition
 
 DENIED = "The user denied this call{reason}; do not call it again unless the user asks."
@@ -135,7 +136,7 @@ async def _rounds(
     while True:
         last_round = run.rounds >= limit
         if last_round:  # out of rounds: one answer without these tools
-            settings = dataclasses.replace(settings, tool_choice="none")
+            settings = dataclasses.replace(settings, tool_choice=NONE)
             offered = list(request.client_tools)
         step = dataclasses.replace(
             request,
@@ -175,7 +176,7 @@ async def _rounds(
             yield run.finished(finished, reason, theirs)
             return
         # A forced tool_choice is for the first turn; after its results the model may answer.
-        settings = dataclasses.replace(settings, tool_choice="auto")
+        settings = dataclasses.replace(settings, tool_choice=AUTO)
 
 
 async def _answer(opened: OpenMcpTools, approval: Approval) -> McpCallDone | None:
