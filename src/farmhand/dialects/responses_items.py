@@ -153,7 +153,7 @@ def _client_call(parsed: ResponsesRequest, item: dict[str, Any], where: str) -> 
     name = _string(item, "name", where)
     call_id = _string(item, "call_id", where)
     namespace = item.get("namespace")
-    exposed = parsed.exposed_name(name, namespace if isinstance(namespace, str) else None)
+    exposed = parsed.tools.exposed_name(name, namespace if isinstance(namespace, str) else None)
     if item.get("type") == "custom_tool_call":
         return ToolCall(exposed, {"input": str(item.get("input", ""))}, call_id)
     return _with_arguments(exposed, call_id, item.get("arguments"), where)
@@ -221,7 +221,7 @@ def _approval(reader: _Reader, item: dict[str, Any], where: str, *, new: bool) -
         raise RequestError(f"{where}.approve must be true or false", param="input")
     reason = item.get("reason") if isinstance(item.get("reason"), str) else ""
     label = call.name.partition(":")[0]
-    if new and label not in {t.label for t in reader.parsed.mcp_tools}:
+    if new and label not in {t.label for t in reader.parsed.tools.mcp}:
         raise RequestError(
             f"{where} answers a call to server {label!r}, but the request has no mcp tool"
             " with that server_label; send the mcp tool again with the answer",
@@ -315,7 +315,7 @@ def chat_request(parsed: ResponsesRequest, conversation: Conversation) -> ChatRe
         model=parsed.model,
         messages=conversation.messages,
         settings=parsed.settings,
-        client_tools=parsed.client_tools,
+        client_tools=parsed.tools.client,
         mcp_servers=parsed.mcp_servers,
         max_tool_rounds=parsed.max_tool_rounds,
     )

@@ -8,6 +8,9 @@ Without `server_url`, `server_label` names a server the operator defined (farmha
 extension; OpenAI's hosted `connector_id`s do not exist here). As with OpenAI, a call needs
 the client's approval unless `require_approval` says otherwise. Whether the URL's host may
 be reached is the request policy's call, made when the response runs.
+
+The output items of these tools are built here too: `mcp_list_tools`, `mcp_call` and
+`mcp_approval_request`.
 """
 
 from __future__ import annotations
@@ -17,8 +20,10 @@ from typing import Any
 
 from farmhand.config.models import McpServerConfig
 from farmhand.errors import RequestError
+from farmhand.messages import ToolCall, ToolResult
 from farmhand.service.mcp_servers import parse_mcp_servers
-from farmhand.service.mcp_tools import ApprovalRule, McpTool
+from farmhand.service.mcp_tools import ApprovalRule, McpTool, split_name
+from farmhand.tools.definition import ToolDefinition
 
 LABEL = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
@@ -111,3 +116,55 @@ def _filter(value: object, where: str) -> tuple[frozenset[str], bool]:
     if not isinstance(names, list) or not all(isinstance(v, str) for v in names):
         raise RequestError(f"{where}.tool_names must be a list of names", param="tools")
     return frozenset(names), value.get("read_only") is True
+
+
+def list_tools_item(item_id: str, label: str, tools: tuple[ToolDefinition, ...]) -> dict[str, Any]:
+    listed = [
+        {
+            "name": t.name,
+            "description": t.description,
+            "input_schema": t.parameters,
+            "annotations": t.annotations or None,
+        }
+        for t in tools
+    ]
+    return {"id": item_id, "type": "mcp_list_tools", "server_label": label, "tools": listed}
+
+
+def mcp_call_item(item_id: str, call: ToolCall, approval_id: str | None = None) -> dict[str, Any]:
+    """An `mcp_call` in progress; `complete_mcp_call` ends it."""
+    label, tool = split_name(call.name)
+    return {
+        "id": item_id,
+        "type": "mcp_call",
+        "status": "in_progress",
+        "server_label": label,
+        "name": tool or call.name,
+        "arguments": call.arguments_json(),
+        "approval_request_id": approval_id,
+        "output": None,
+        "error": None,
+    }
+
+
+def complete_mcp_call(item: dict[str, Any], result: ToolResult) -> str:
+    """Completes an `mcp_call` item with what the tool returned; "completed" or "failed"."""
+    if result.is_error:
+        item["status"] = "failed"
+        text = [{"type": "text", "text": result.content}]
+        item["error"] = {"type": "mcp_tool_execution_error", "content": text}
+    else:
+        item["status"] = "completed"
+        item["output"] = result.content
+    return str(item["status"])
+
+
+def approval_request_item(call: ToolCall) -> dict[str, Any]:
+    label, tool = split_name(call.name)
+    return {
+        "id": call.id,
+        "type": "mcp_approval_request",
+        "server_label": label,
+        "name": tool,
+        "arguments": call.arguments_json(),
+    }

@@ -24,6 +24,12 @@ import time
 import uuid
 from typing import Any
 
+from farmhand.dialects.responses_mcp import (
+    approval_request_item,
+    complete_mcp_call,
+    list_tools_item,
+    mcp_call_item,
+)
 from farmhand.dialects.responses_request import ResponsesRequest
 from farmhand.messages import ToolCall, ToolResult
 from farmhand.runtime.events import (
@@ -63,7 +69,7 @@ class ResponseBuilder:
         self._calls: dict[str, int] = {}  # call id -> output index, for open function calls
         self._writing: dict[int, str] = {}  # index of a call in the turn -> call id
         self._running: dict[str, int] = {}  # loop-run MCP calls: call id -> output index
-        self._labels = {t.label for t in parsed.mcp_tools}
+        self._labels = {t.label for t in parsed.tools.mcp}
 
     # --- the Response object ------------------------------------------------------------
 
@@ -99,8 +105,8 @@ class ResponseBuilder:
             "background": False,
         }
         extra: dict[str, Any] = {}
-        if self.parsed.ignored_tools:
-            extra["ignored_tools"] = self.parsed.ignored_tools
+        if self.parsed.tools.ignored:
+            extra["ignored_tools"] = self.parsed.tools.ignored
         if self.parsed.notes:
             extra["notes"] = self.parsed.notes
         if done is not None:
@@ -247,7 +253,7 @@ class ResponseBuilder:
         return bool(tool) and label in self._labels
 
     def _function_item(self, call_id: str, exposed: str, arguments: str) -> dict[str, Any]:
-        function = self.parsed.functions.get(exposed)
+        function = self.parsed.tools.functions.get(exposed)
         item: dict[str, Any] = {
             "id": new_id("fc"),
             "type": "function_call",
@@ -277,20 +283,7 @@ class ResponseBuilder:
         return [*events, self._done(index)]
 
     def _listed(self, label: str, tools: tuple[ToolDefinition, ...]) -> list[Event]:
-        item = {
-            "id": new_id("mcpl"),
-            "type": "mcp_list_tools",
-            "server_label": label,
-            "tools": [
-                {
-                    "name": t.name,
-                    "description": t.description,
-                    "input_schema": t.parameters,
-                    "annotations": t.annotations or None,
-                }
-                for t in tools
-            ],
-        }
+        item = list_tools_item(new_id("mcpl"), label, tools)
         index, added = self._add(item)
         where = {"item_id": item["id"], "output_index": index}
         return [
@@ -300,23 +293,10 @@ class ResponseBuilder:
             self._done(index),
         ]
 
-    def _mcp_item(self, call: ToolCall, approval_id: str | None) -> dict[str, Any]:
-        label, tool = split_name(call.name)
-        return {
-            "id": call.id if approval_id is None else new_id("mcp"),
-            "type": "mcp_call",
-            "status": "in_progress",
-            "server_label": label,
-            "name": tool or call.name,
-            "arguments": call.arguments_json(),
-            "approval_request_id": approval_id,
-            "output": None,
-            "error": None,
-        }
-
-    def _mcp_started(self, call: ToolCall) -> list[Event]:
+    def _mcp_started(self, call: ToolCall, approval_id: str | None = None) -> list[Event]:
         events = self._close_text()
-        index, added = self._add(self._mcp_item(call, None))
+        item_id = call.id if approval_id is None else new_id("mcp")
+        index, added = self._add(mcp_call_item(item_id, call, approval_id))
         self._running[call.id] = index
         where = {"item_id": self.output[index]["id"], "output_index": index}
         return [*events, added, self.event("response.mcp_call.in_progress", **where)]
@@ -326,37 +306,17 @@ class ResponseBuilder:
     ) -> list[Event]:
         events: list[Event] = []
         index = self._running.pop(call.id, None)
-        if index is None:
-            events = self._mcp_started(call)
+        if index is None:  # run by the service between loop runs: reported once done
+            events = self._mcp_started(call, approval_id)
             index = self._running.pop(call.id)
-            if approval_id is not None:
-                self.output[index]["approval_request_id"] = approval_id
         item = self.output[index]
+        ended = complete_mcp_call(item, result)
         where = {"item_id": item["id"], "output_index": index}
-        if result.is_error:
-            item["status"] = "failed"
-            item["error"] = {
-                "type": "mcp_tool_execution_error",
-                "content": [{"type": "text", "text": result.content}],
-            }
-            events.append(self.event("response.mcp_call.failed", **where))
-        else:
-            item["status"] = "completed"
-            item["output"] = result.content
-            events.append(self.event("response.mcp_call.completed", **where))
-        return [*events, self._done(index)]
+        return [*events, self.event(f"response.mcp_call.{ended}", **where), self._done(index)]
 
     def _approval_request(self, call: ToolCall) -> list[Event]:
-        label, tool = split_name(call.name)
-        item = {
-            "id": call.id,
-            "type": "mcp_approval_request",
-            "server_label": label,
-            "name": tool,
-            "arguments": call.arguments_json(),
-        }
         events = self._close_text()
-        index, added = self._add(item)
+        index, added = self._add(approval_request_item(call))
         return [*events, added, self._done(index)]
 
     def _finish(self, done: LoopFinished) -> list[Event]:

@@ -61,7 +61,7 @@ class _Turn:
         return run_mcp_chat(
             self.state,
             chat_request(self.parsed, conversation),
-            self.parsed.mcp_tools,
+            self.parsed.tools.mcp,
             conversation.approvals,
             conversation.listed,
         )
