@@ -276,6 +276,10 @@ def test_streamed_function_call_arguments_arrive_as_deltas(farm: Farm) -> None:
     call = final.output[1]
     assert call.type == "function_call" and call.name == "get_weather"
     assert call.status == "completed"
+    kept = farm.client.responses.retrieve(final.id)  # a streamed response is stored too
+    kept_call = kept.output[1]
+    assert kept_call.type == "function_call" and kept_call.call_id == call.call_id
+    assert kept_call.arguments == call.arguments
 
 
 # What clients send that farmhand cannot run
