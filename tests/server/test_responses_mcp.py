@@ -212,3 +212,11 @@ def test_an_operator_server_by_label_and_a_label_clash(tmp_path: Any) -> None:
         config.runtime.models[0].mcp_servers = None  # now every server is the model's
         with pytest.raises(openai.BadRequestError, match="names a server this model has"):
             client.responses.create(model="farm", input="x", tools=[tool], store=False)
+        # The model's own servers run inside the loop, and show as mcp_call items too.
+        relay.script.add(Step.calls(ToolCall("pantry:echo", {"text": "moo"})))
+        relay.script.add(Step.text("ok", expect=sees_result("moo")))
+        own = client.responses.create(model="farm", input="x", store=False)
+        assert [item.type for item in own.output] == ["mcp_call", "message"]
+        call = own.output[0]
+        assert call.type == "mcp_call" and (call.server_label, call.name) == ("pantry", "echo")
+        assert call.output is not None and "moo" in call.output
