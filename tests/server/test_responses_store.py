@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import sqlite3
+import time
 from pathlib import Path
 
-from farmhand.service.responses_store import ResponseStore
+from farmhand.service.responses_store import KEPT_SECONDS, ResponseStore
 from farmhand.service.tasks import DATABASE_NAME, TaskStore
 
 
@@ -34,3 +36,19 @@ def test_responses_and_tasks_share_the_file(tmp_path: Path) -> None:
     assert responses.path == tasks.path
     tasks.close()
     responses.close()
+
+
+def test_responses_older_than_30_days_are_gone_when_the_store_opens(tmp_path: Path) -> None:
+    store = ResponseStore.in_home(tmp_path)
+    store.put({"id": "resp_old", "output": []}, [], "farm")
+    store.put({"id": "resp_new", "output": []}, [], "farm")
+    with sqlite3.connect(store.path) as db:
+        db.execute(
+            "UPDATE responses SET created_at=? WHERE id='resp_old'",
+            (time.time() - KEPT_SECONDS - 60,),
+        )
+    store.close()
+    reopened = ResponseStore.in_home(tmp_path)
+    assert reopened.get("resp_old") is None
+    assert reopened.get("resp_new") is not None
+    reopened.close()

@@ -5,7 +5,8 @@ lets the next request continue it with `previous_response_id`; Ollama has no suc
 farmhand does. A stored response is its whole conversation: the input items it was given
 (those of the responses before it included) and the response object with its output
 items, as JSON. They live in the same SQLite file as the tasks (`tasks.DATABASE_NAME`),
-in a table of their own, one connection, WAL journal: single-row statements.
+in a table of their own, one connection, WAL journal: single-row statements. As OpenAI
+does, a response is kept for 30 days: older ones are removed when the store opens.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from farmhand.service.tasks import DATABASE_NAME
+
+KEPT_SECONDS = 30 * 24 * 3600
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
@@ -60,6 +63,9 @@ class ResponseStore:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute(_SCHEMA)
+            self._db.execute(
+                "DELETE FROM responses WHERE created_at < ?", (time.time() - KEPT_SECONDS,)
+            )
 
     @classmethod
     def in_home(cls, home: Path) -> ResponseStore:
