@@ -91,6 +91,7 @@ def test_a_string_input_gets_a_response_with_its_text(farm: Farm) -> None:
     request = farm.script.requests[0]
     assert seen(request.messages) == [("user", "hello")]
     assert (request.settings.temperature, request.settings.max_tokens) == (0.3, 40)
+    assert request.settings.stream is False  # the backend may answer in one piece
 
 
 def test_instructions_and_system_and_developer_items_lead_as_one_system_message(

@@ -86,6 +86,7 @@ def parse_responses(body: dict[str, Any]) -> ResponsesRequest:
         max_tokens=_integer(body, "max_output_tokens"),
         tool_choice=tool_choice(body.get("tool_choice"), tools),
         parallel_tool_calls=_flag(body, "parallel_tool_calls", True),
+        stream=parsed.stream,  # a whole answer from the backend when the client wants one
     )
     if _number(body, "top_p", minimum=0, maximum=1) is not None:
         parsed.notes.append("top_p is not applied; farmhand samples with temperature only")
