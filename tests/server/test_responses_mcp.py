@@ -21,8 +21,6 @@ from farmhand.service.mcp_chat import DENIED
 from farmhand.tools.choice import NONE
 from farmhand.tools.definition import ToolDefinition
 
-pytestmark = pytest.mark.e2e  # a real node MCP server
-
 
 @pytest.fixture(scope="module")
 def everything() -> Iterator[str]:
