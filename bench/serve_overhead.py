@@ -13,6 +13,10 @@ sent to `farmhand serve` (its own process, its default model pointed at the back
 `provider: openai`), and, when it is installed (`make bench` puts it in .venv-litellm), to
 LiteLLM's proxy pointed at the same backend: the gateway farmhand's users compare it with.
 
+The OpenAI Responses cases send the same question to farmhand's `POST /v1/responses`
+(`store: false`, as Codex sends it), against the same backend and the same direct baseline:
+only farmhand's dialect differs (LiteLLM is measured on chat completions only).
+
 Method: `--requests` requests per case after a warm-up, from httpx.AsyncClient with 1 and
 with 32 concurrent clients; non-streaming and streaming (a streamed request is timed until
 `data: [DONE]`). Prints p50/p99 latency, the milliseconds added over the backend, the
@@ -61,6 +65,8 @@ WORDS = [
 ]
 API_KEY = "sk-bench-0123456789abcdef"
 BODY = {"model": "default", "messages": [{"role": "user", "content": "Say something."}]}
+# OpenAI Responses (/v1/responses): the same question, `store` off as Codex sends it.
+RESPONSES_BODY = {"model": "default", "input": "Say something.", "store": False}
 
 
 def backend_app() -> object:
@@ -162,21 +168,24 @@ class Target:
     name: str
     url: str
     pid: int | None  # None: the backend itself, whose CPU is not the question
+    responses_url: str | None = None  # its /v1/responses, if it is measured there
 
 
 async def one(client: httpx.AsyncClient, url: str, stream: bool) -> float:
-    body = {**BODY, "stream": stream}
+    responses = url.endswith("/responses")
+    body = {**(RESPONSES_BODY if responses else BODY), "stream": stream}
     start = time.perf_counter()
     if stream:
         async with client.stream("POST", url, json=body) as response:
             response.raise_for_status()
             async for line in response.aiter_lines():
                 if line == "data: [DONE]":
-                    break
+                    break  # a Responses stream ends after response.completed
     else:
         response = await client.post(url, json=body)
         response.raise_for_status()
-        assert response.json()["choices"][0]["message"]["content"]
+        answer = response.json()
+        assert answer["output"] if responses else answer["choices"][0]["message"]["content"]
     return time.perf_counter() - start
 
 
@@ -217,23 +226,31 @@ def percentile(values: list[float], q: float) -> float:
 async def measure(targets: list[Target], requests: int) -> None:
     direct, served = targets[0], targets[1:]
     print(
-        f"{'case':<24}{'server':<10}{'p50':>9}{'p99':>9}{'added p50':>11}{'req/s':>8}"
+        f"{'case':<28}{'server':<10}{'p50':>9}{'p99':>9}{'added p50':>11}{'req/s':>8}"
         f"{'CPU/req':>10}"
     )
-    for stream in (False, True):
+    cases = [(False, stream) for stream in (False, True)]
+    if any(t.responses_url for t in served):
+        cases += [(True, stream) for stream in (False, True)]
+    for responses, stream in cases:
         for clients in (1, 32):
-            case = f"{'stream' if stream else 'non-stream'}, c={clients}"
+            kind = ("responses " if responses else "") + ("stream" if stream else "non-stream")
+            case = f"{kind}, c={clients}"
             base, base_wall, _ = await run_case(direct, stream, clients, requests)
             b50 = percentile(base, 0.5) * 1e3
             rows = [(direct.name, base, base_wall, 0.0)]
             for target in served:
-                rows.append((target.name, *await run_case(target, stream, clients, requests)))
+                url = target.responses_url if responses else target.url
+                if url is None:
+                    continue
+                measured = Target(target.name, url, target.pid)
+                rows.append((target.name, *await run_case(measured, stream, clients, requests)))
             for name, latencies, wall, cpu in rows:
                 p50, p99 = percentile(latencies, 0.5) * 1e3, percentile(latencies, 0.99) * 1e3
                 added = f"{p50 - b50:>+9.2f}ms" if name != direct.name else f"{'':>11}"
                 per_request = f"{cpu / len(latencies) * 1e3:>8.2f}ms" if cpu else f"{'':>10}"
                 print(
-                    f"{case:<24}{name:<10}{p50:>7.2f}ms{p99:>7.2f}ms{added}"
+                    f"{case:<28}{name:<10}{p50:>7.2f}ms{p99:>7.2f}ms{added}"
                     f"{len(latencies) / wall:>8.0f}{per_request}"
                 )
                 case = ""
@@ -291,6 +308,7 @@ def main() -> None:
                 "farmhand",
                 f"http://127.0.0.1:{farmhand_port}/v1/chat/completions",
                 stack.enter_context(started(serve_cmd, farmhand_port, env)),
+                f"http://127.0.0.1:{farmhand_port}/v1/responses",
             ),
         ]
         if litellm is not None and litellm.exists():
