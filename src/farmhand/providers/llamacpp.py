@@ -160,6 +160,13 @@ class LlamaCppProvider:
             eos_token=self._special["eos"],
         )
 
+    async def count_tokens(
+        self, messages: Sequence[Message], tools: Sequence[ToolDefinition]
+    ) -> int:
+        """The prompt's tokens, as `stream` would render them (providers/token_count.py)."""
+        prompt = self.render(messages, tools)
+        return len(self.llama.tokenize(prompt.encode(), add_bos=False, special=True))
+
     async def stream(
         self,
         messages: Sequence[Message],
