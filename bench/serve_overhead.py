@@ -12,6 +12,10 @@ Baseline: the same request sent straight to the fake backend. Measured: the same
 sent to `farmhand serve` (its own process, its default model pointed at the backend with
 `provider: openai`), which streams from the backend whatever the client asked for.
 
+Dialects: OpenAI chat completions (`/v1/chat/completions`) and Anthropic Messages
+(`/v1/messages`, streamed until `message_stop`); the baseline is always the backend's own
+chat completion, so a dialect's ratio includes translating to and from OpenAI's shape.
+
 Method: `--requests` requests per case after a warm-up, from httpx.AsyncClient with 1 and
 with 32 concurrent clients; non-streaming and streaming (a streamed request is timed until
 `data: [DONE]`). Prints p50/p99 latency of both, the added milliseconds, and the
@@ -32,9 +36,11 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import anyio
 import httpx
@@ -57,6 +63,36 @@ WORDS = [
     "loop",
 ]
 BODY = {"model": "default", "messages": [{"role": "user", "content": "Say something."}]}
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """How one of farmhand's APIs is asked, and how its answer is read."""
+
+    name: str
+    path: str
+    body: dict[str, Any]
+    last_line: str  # a stream is timed until this line
+    text: Callable[[dict[str, Any]], str]  # a non-streamed answer's text
+
+
+CHAT = Dialect(
+    "chat",
+    "/v1/chat/completions",
+    BODY,
+    "data: [DONE]",
+    lambda j: j["choices"][0]["message"]["content"],
+)
+DIALECTS = [
+    CHAT,
+    Dialect(
+        "messages",
+        "/v1/messages",
+        {**BODY, "max_tokens": 100},
+        'data: {"type": "message_stop"}',
+        lambda j: j["content"][0]["text"],
+    ),
+]
 
 
 def backend_app() -> object:
@@ -145,30 +181,30 @@ def started(command: list[str], port: int, env: dict[str, str]) -> Iterator[None
         process.wait(timeout=30)
 
 
-async def one(client: httpx.AsyncClient, url: str, stream: bool) -> float:
-    body = {**BODY, "stream": stream}
+async def one(client: httpx.AsyncClient, url: str, stream: bool, dialect: Dialect) -> float:
+    body = {**dialect.body, "stream": stream}
     start = time.perf_counter()
     if stream:
         async with client.stream("POST", url, json=body) as response:
             response.raise_for_status()
             async for line in response.aiter_lines():
-                if line == "data: [DONE]":
+                if line == dialect.last_line:
                     break
     else:
         response = await client.post(url, json=body)
         response.raise_for_status()
-        assert response.json()["choices"][0]["message"]["content"]
+        assert dialect.text(response.json())
     return time.perf_counter() - start
 
 
 async def run_case(
-    url: str, stream: bool, clients: int, requests: int
+    url: str, stream: bool, clients: int, requests: int, dialect: Dialect = CHAT
 ) -> tuple[list[float], float]:
     """Latencies (s) of `requests` requests from `clients` concurrent clients; wall time."""
     limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
     async with httpx.AsyncClient(timeout=60, limits=limits) as client:
         for _ in range(min(20, requests)):  # warm-up: connections, provider, first turn
-            await one(client, url, stream)
+            await one(client, url, stream, dialect)
         latencies: list[float] = []
         remaining = requests
 
@@ -176,7 +212,7 @@ async def run_case(
             nonlocal remaining
             while remaining > 0:
                 remaining -= 1
-                latencies.append(await one(client, url, stream))
+                latencies.append(await one(client, url, stream, dialect))
 
         start = time.perf_counter()
         async with anyio.create_task_group() as group:
@@ -192,22 +228,25 @@ def percentile(values: list[float], q: float) -> float:
 
 async def measure(direct: str, served: str, requests: int) -> None:
     print(
-        f"{'case':<26}{'direct p50':>12}{'p99':>10}{'farmhand p50':>14}{'p99':>10}"
+        f"{'case':<36}{'direct p50':>12}{'p99':>10}{'farmhand p50':>14}{'p99':>10}"
         f"{'added p50':>12}{'p99':>10}{'req/s ratio':>13}"
     )
-    for stream in (False, True):
-        for clients in (1, 32):
-            base, base_wall = await run_case(direct, stream, clients, requests)
-            ours, ours_wall = await run_case(served, stream, clients, requests)
-            b50, b99 = percentile(base, 0.5) * 1e3, percentile(base, 0.99) * 1e3
-            o50, o99 = percentile(ours, 0.5) * 1e3, percentile(ours, 0.99) * 1e3
-            ratio = (len(ours) / ours_wall) / (len(base) / base_wall)
-            name = f"{'stream' if stream else 'non-stream'}, {clients} client(s)"
-            print(
-                f"{name:<26}{b50:>10.2f}ms{b99:>8.2f}ms{o50:>12.2f}ms{o99:>8.2f}ms"
-                f"{o50 - b50:>+10.2f}ms{o99 - b99:>+8.2f}ms{ratio:>12.2f}x"
-            )
-            sys.stdout.flush()
+    for dialect, stream, clients in [
+        (d, s, c) for d in DIALECTS for s in (False, True) for c in (1, 32)
+    ]:
+        base, base_wall = await run_case(direct, stream, clients, requests)
+        url = served + dialect.path
+        ours, ours_wall = await run_case(url, stream, clients, requests, dialect)
+        b50, b99 = percentile(base, 0.5) * 1e3, percentile(base, 0.99) * 1e3
+        o50, o99 = percentile(ours, 0.5) * 1e3, percentile(ours, 0.99) * 1e3
+        ratio = (len(ours) / ours_wall) / (len(base) / base_wall)
+        mode = "stream" if stream else "non-stream"
+        name = f"{dialect.name} {mode}, {clients} client(s)"
+        print(
+            f"{name:<36}{b50:>10.2f}ms{b99:>8.2f}ms{o50:>12.2f}ms{o99:>8.2f}ms"
+            f"{o50 - b50:>+10.2f}ms{o99 - b99:>+8.2f}ms{ratio:>12.2f}x"
+        )
+        sys.stdout.flush()
     print(f"\nrequests per case: {requests}; ratio = farmhand req/s / direct req/s")
 
 
@@ -238,7 +277,7 @@ def main() -> None:
             *("--config", str(config), "--log-level", "warning"),
         ]
         with started(backend_cmd, backend_port, env), started(serve_cmd, farmhand_port, env):
-            served = f"http://127.0.0.1:{farmhand_port}/v1/chat/completions"
+            served = f"http://127.0.0.1:{farmhand_port}"
             anyio.run(measure, f"{backend}/chat/completions", served, args.requests)
 
 
