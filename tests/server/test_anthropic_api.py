@@ -493,6 +493,7 @@ IMAGE = {"type": "image", "source": {"type": "base64", "media_type": "image/png"
         (body(messages=[{"role": "wizard", "content": "x"}]), ["wizard"]),
         (user([IMAGE]), ["image block", "text only"]),
         (user([{"type": "tool_result"}]), ["tool_use_id"]),
+        (user([{"type": "text", "text": 5}]), ["text block"]),
         (user(7), ["string or a list"]),
         (body(system=[{"type": "image"}]), ["image"]),
         (body(tools=[{"name": "x"}]), ["input_schema"]),
@@ -530,3 +531,29 @@ def test_bad_json_unknown_model_and_routes_in_anthropic_shape(farm: Farm) -> Non
     assert_anthropic_error(farm.http.post("/v1/messages/batches", json={}), 404, "not_found_error")
     with pytest.raises(anthropic.NotFoundError):
         farm.client.messages.create(model="claude-9", max_tokens=5, messages=USER)
+
+
+def test_an_earlier_mcp_reply_sent_back_is_history() -> None:
+    from farmhand.dialects.anthropic_request import parse_messages
+
+    use = {"type": "mcp_tool_use", "id": "c1", "name": "list_models", "server_name": "barn"}
+    result = {"type": "mcp_tool_result", "tool_use_id": "c1", "is_error": False, "content": "[]"}
+    assistant = [
+        {"type": "redacted_thinking", "data": "opaque"},
+        {**use, "input": {}},
+        result,
+        {"type": "text", "text": "None."},
+    ]
+    parsed = parse_messages(
+        body(messages=[*USER, {"role": "assistant", "content": assistant}, *USER])
+    )
+    history = [(m.role, m.content, m.tool_call_id) for m in parsed.chat.messages]
+    assert history == [
+        ("user", "hello", None),
+        ("assistant", "", None),
+        ("tool", "[]", "c1"),
+        ("assistant", "None.", None),
+        ("user", "hello", None),
+    ]
+    assert parsed.chat.messages[1].tool_calls == (ToolCall("barn:list_models", {}, "c1"),)
+    assert parsed.chat.messages[2].name == "barn:list_models"

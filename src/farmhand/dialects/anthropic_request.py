@@ -239,8 +239,8 @@ def _user(content: object, where: str, names: dict[str, str]) -> list[Message]:
     texts: list[str] = []
     for i, block in enumerate(_blocks(content, where)):
         kind = block["type"]
-        if kind == "text" and isinstance(block.get("text"), str):
-            texts.append(block["text"])
+        if kind == "text":
+            texts.append(_text([block], f"{where}[{i}]"))
         elif kind in ("tool_result", "mcp_tool_result"):
             results.append(_tool_result(block, f"{where}[{i}]", names))
         else:
@@ -278,8 +278,8 @@ def _assistant(content: object, where: str, names: dict[str, str]) -> list[Messa
     calls: list[ToolCall] = []
     for i, block in enumerate(_blocks(content, where)):
         kind, at = block["type"], f"{where}[{i}]"
-        if kind == "text" and isinstance(block.get("text"), str):
-            texts.append(block["text"])
+        if kind == "text":
+            texts.append(_text([block], at))
         elif kind == "thinking" and isinstance(block.get("thinking"), str):
             reasoning.append(block["thinking"])
         elif kind == "redacted_thinking":
