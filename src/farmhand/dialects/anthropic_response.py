@@ -21,6 +21,7 @@ import json
 import uuid
 from typing import Any
 
+from farmhand.dialects.anthropic_content import SERVER_SEPARATOR
 from farmhand.messages import ToolCall
 from farmhand.runtime.events import (
     LoopEvent,
@@ -40,7 +41,6 @@ STOP_REASONS: dict[StopReason, str] = {
     "round_limit": "end_turn",
     "client_tool_calls": "tool_use",
 }
-SERVER_SEPARATOR = ":"  # farmhand names an MCP server's tools "server:tool"
 FARMHAND_SERVER = "farmhand"  # server_name of farmhand's own tools (tool discovery)
 
 Event = tuple[str, dict[str, Any]]

@@ -179,9 +179,7 @@ def openapi_document(version: str) -> dict[str, Any]:
             "post": _operation("Chat with a project's models and tools", OPENAI_CHAT, PROJECT)
         },
         "/v1/messages": {"post": _operation("Anthropic Messages", ANTHROPIC_MESSAGES)},
-        "/v1/messages/count_tokens": {
-            "post": _operation("Anthropic token count", ANTHROPIC_COUNT)
-        },
+        "/v1/messages/count_tokens": {"post": _operation("Anthropic token count", ANTHROPIC_COUNT)},
         "/api/chat": {"post": _operation("Ollama chat", OLLAMA_CHAT)},
         "/api/tags": {"get": _operation("Ollama model list")},
         "/api/tools": {"get": _operation("Tools of the configured MCP servers")},
