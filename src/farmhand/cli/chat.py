@@ -15,7 +15,7 @@ from rich.markup import escape
 from farmhand.cli.common import ConfigOption, console, err_console, user_errors
 from farmhand.cli.loading import load_with_progress
 from farmhand.config.loader import find_config, load_config
-from farmhand.errors import ConfigError
+from farmhand.errors import ConfigError, UnknownToolError
 from farmhand.providers.base import GenerationSettings
 from farmhand.runtime.events import (
     LoopEvent,
@@ -24,9 +24,8 @@ from farmhand.runtime.events import (
     ToolCallFinished,
     ToolCallStarted,
 )
-from farmhand.runtime.executor import resolve_tool_name
 from farmhand.runtime.loop import run_loop
-from farmhand.runtime.session import ChatSession, session_for
+from farmhand.runtime.session import ChatSession, resolve_tool_choice, session_for
 from farmhand.tools.choice import ToolChoice, ToolChoiceMode
 from farmhand.tools.definition import ToolDefinition
 from farmhand.tools.loading import load_tools
@@ -154,19 +153,11 @@ def parse_tool_choice(value: str) -> ToolChoice:
 def check_tool_choice(choice: ToolChoice, tools: Sequence[ToolDefinition]) -> ToolChoice:
     """The choice, with a named tool given its full `server:tool` name; ConfigError if it
     names no tool or requires one when there are none."""
-    names = [t.name for t in tools]
-    if choice.mode == "required" and not names:
-        raise ConfigError("--tool-choice required, but the model has no tools (add --tools DIR)")
-    wanted = choice.name
-    if wanted is None:
-        return choice
-    resolved = resolve_tool_name(wanted, names)
-    if resolved is None:
-        raise ConfigError(
-            f"--tool-choice names {wanted!r}, which is not one of the tools:"
-            f" {', '.join(names) or 'none'}"
-        )
-    return ToolChoice.tool(resolved)
+    try:
+        return resolve_tool_choice(choice, tools)
+    except UnknownToolError as exc:
+        hint = " (add --tools DIR)" if choice.mode == "required" else ""
+        raise ConfigError(f"--tool-choice: {exc}{hint}") from None
 
 
 def render_pending(result: LoopFinished) -> None:

@@ -8,6 +8,7 @@ farmhand has no use for (`format`, `keep_alive`, `think`, images) are accepted a
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any, Literal
 
@@ -105,7 +106,7 @@ def chat_request(body: ChatBody) -> ChatRequest:
     return ChatRequest(
         model=body.model,
         messages=to_messages(body.messages),
-        settings=_settings(body.options),
+        settings=dataclasses.replace(_settings(body.options), stream=body.stream),
         client_tools=tools,
         mcp_servers=servers,
         max_tool_rounds=body.max_tool_rounds,

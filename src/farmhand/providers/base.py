@@ -21,6 +21,10 @@ class GenerationSettings:
     stop: tuple[str, ...] = ()
     tool_choice: ToolChoice = AUTO
     parallel_tool_calls: bool = True
+    stream: bool = True
+    """False when the caller takes the turn whole (a non-streaming API request): a backend
+    may then answer in one piece, which costs less to send and read. The events are the
+    same either way."""
 
 
 @runtime_checkable

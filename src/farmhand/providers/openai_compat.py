@@ -92,9 +92,10 @@ class OpenAICompatProvider:
         body.update(
             model=self.model,
             messages=[_message_to_openai(m, names) for m in messages],
-            stream=True,
-            stream_options={"include_usage": True},
+            stream=settings.stream,
         )
+        if settings.stream:
+            body["stream_options"] = {"include_usage": True}
         if tools:
             body["tools"] = [_tool_to_openai(t, names) for t in tools]
             body["tool_choice"] = _tool_choice(settings.tool_choice, names)

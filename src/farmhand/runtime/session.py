@@ -8,10 +8,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from farmhand.config.models import FarmhandConfig, McpServerConfig, ModelConfig
+from farmhand.errors import UnknownToolError
 from farmhand.messages import Message
 from farmhand.providers.base import Provider
 from farmhand.providers.factory import LlamaLoader, provider_for
-from farmhand.runtime.executor import ToolRouter
+from farmhand.runtime.executor import ToolRouter, resolve_tool_name
+from farmhand.tools.choice import ToolChoice
 from farmhand.tools.definition import ToolDefinition
 from farmhand.toolsets.base import Toolset
 from farmhand.toolsets.mcp.client import MCPToolset
@@ -112,6 +114,41 @@ class ServerToolsets:
         return ServerSource(server.name, description, lambda: self.open(server))
 
 
+async def open_router(
+    stack: AsyncExitStack,
+    opener: ServerToolsets,
+    servers: Sequence[McpServerConfig],
+    client_tools: Sequence[ToolDefinition] = (),
+) -> ToolRouter:
+    """The one way a conversation gets its tools, for every face: each server opened by
+    `opener` (pooled under `farmhand serve`, started for the chat in the CLI), the tools the
+    caller runs itself beside them, all listed once. The servers close with `stack`."""
+    toolsets = await opener.enter_all(stack, servers)
+    router = ToolRouter(toolsets, client_tools=client_tools)
+    await router.list_tools()
+    return router
+
+
+def resolve_tool_choice(
+    choice: ToolChoice, offered: Sequence[ToolDefinition], *, jit: bool = False
+) -> ToolChoice:
+    """`choice` with a named tool under its full `server:tool` name. UnknownToolError when
+    it names no tool offered, or requires a call when there are no tools. With JIT
+    discovery tools appear later, so a name is kept as given."""
+    names = [t.name for t in offered]
+    listing = ", ".join(names) or "none"
+    if choice.mode == "required" and not names and not jit:
+        raise UnknownToolError("tool_choice required, but no tools are offered")
+    if choice.name is None or jit:
+        return choice
+    resolved = resolve_tool_name(choice.name, names)
+    if resolved is None:
+        raise UnknownToolError(
+            f"tool_choice names {choice.name!r}, which is not one of the tools offered: {listing}"
+        )
+    return ToolChoice.tool(resolved)
+
+
 @dataclass
 class ChatSession:
     """A provider, connected toolsets and the opening messages for one model.
@@ -139,12 +176,9 @@ class ChatSession:
     async def __aenter__(self) -> ChatSession:
         settings = self.tools or ToolSettings(tool_timeout=self.tool_timeout)
         opener = ServerToolsets(settings, self.folder_servers)
+        client_tools = [*self.model.tool_definitions(), *self.client_tools]
         try:
-            toolsets = await opener.enter_all(self._stack, self.servers)
-            self.router = ToolRouter(
-                toolsets, client_tools=[*self.model.tool_definitions(), *self.client_tools]
-            )
-            await self.router.list_tools()
+            self.router = await open_router(self._stack, opener, self.servers, client_tools)
         except BaseException:
             await self._stack.aclose()
             raise

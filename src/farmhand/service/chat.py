@@ -7,19 +7,25 @@ policy for the servers a request brings, the pooled tool sessions, the tool_choi
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from contextlib import AsyncExitStack, aclosing, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from farmhand.config.models import McpServerConfig, ModelConfig
-from farmhand.errors import LoopError, RequestError
+from farmhand.errors import LoopError, RequestError, UnknownToolError
 from farmhand.messages import Message
 from farmhand.providers.base import GenerationSettings
 from farmhand.runtime.events import LoopEvent, LoopFinished, ReasoningChunk
 from farmhand.runtime.executor import ToolRouter
 from farmhand.runtime.loop import run_loop
-from farmhand.runtime.session import ServerToolsets, ToolSettings
+from farmhand.runtime.session import (
+    ServerToolsets,
+    ToolSettings,
+    open_router,
+    resolve_tool_choice,
+)
 from farmhand.service.state import ServiceState
 from farmhand.tools.definition import ToolDefinition
 from farmhand.toolsets.mcp.known_servers import filesystem_server
@@ -119,9 +125,9 @@ async def run_chat(state: ServiceState, request: ChatRequest) -> AsyncGenerator[
     provider = await state.provider(model)
     runtime = state.config.runtime
     rounds = request.max_tool_rounds or runtime.max_tool_rounds
-    async with _router(state, request, model, servers) as router:
+    async with _tools(state, request, model, servers) as (router, settings):
         async for event in run_loop(
-            provider, request.messages, router, request.settings, max_tool_rounds=rounds
+            provider, request.messages, router, settings, max_tool_rounds=rounds
         ):
             yield event
 
@@ -147,9 +153,10 @@ async def complete_chat(state: ServiceState, request: ChatRequest) -> ChatOutcom
 
 
 @asynccontextmanager
-async def _router(
+async def _tools(
     state: ServiceState, request: ChatRequest, model: ModelConfig, servers: ChatServers
-) -> AsyncIterator[ToolRouter]:
+) -> AsyncIterator[tuple[ToolRouter, GenerationSettings]]:
+    """The chat's tools, and its settings with the tool_choice resolved against them."""
     runtime = state.config.runtime
     settings = ToolSettings(
         tool_timeout=request.tool_timeout or runtime.tool_timeout,
@@ -162,24 +169,12 @@ async def _router(
         # Every server, with JIT discovery or not, is a pooled session: configured ones stay
         # connected across requests, and those from outside are bounded by the pool.
         opener = server_toolsets(state, servers, settings)
-        toolsets = await opener.enter_all(stack, servers.all)
-        router = ToolRouter(
-            toolsets, client_tools=[*model.tool_definitions(), *request.client_tools]
-        )
-        offered = await router.list_tools()
-        _check_tool_choice(request, offered, settings.jit_tools)
-        yield router
-
-
-def _check_tool_choice(request: ChatRequest, offered: Sequence[ToolDefinition], jit: bool) -> None:
-    """A tool_choice naming a tool that is not offered is the client's mistake."""
-    name = request.settings.tool_choice.name
-    if name is None or jit:  # with JIT discovery, tools appear later
-        return
-    names = [t.name for t in offered]
-    if name not in names:
-        raise RequestError(
-            f"tool_choice names tool {name!r}, which is not offered;"
-            f" offered tools: {', '.join(names) or 'none'}",
-            param="tool_choice",
-        )
+        client_tools = [*model.tool_definitions(), *request.client_tools]
+        router = await open_router(stack, opener, servers.all, client_tools)
+        try:
+            choice = resolve_tool_choice(
+                request.settings.tool_choice, await router.list_tools(), jit=settings.jit_tools
+            )
+        except UnknownToolError as exc:  # the client named it: its mistake, a 400
+            raise RequestError(str(exc), param="tool_choice") from None
+        yield router, dataclasses.replace(request.settings, tool_choice=choice)
