@@ -122,7 +122,7 @@ def test_a_text_reply_is_a_message(farm: Farm) -> None:
     assert (reply.stop_reason, reply.stop_sequence) == ("end_turn", None)
     assert (reply.usage.input_tokens, reply.usage.output_tokens) == (12, 5)
     settings = farm.script.requests[0].settings
-    assert (settings.temperature, settings.max_tokens) == (0.3, 100)
+    assert (settings.temperature, settings.max_tokens, settings.stream) == (0.3, 100, False)
     assert settings.stop == ("END", "STOP")
 
 
@@ -284,6 +284,7 @@ def test_stream_events_in_order_and_the_final_message(farm: Farm) -> None:
     assert final.content[1].text == "one two three"
     assert final.stop_reason == "end_turn"
     assert (final.usage.input_tokens, final.usage.output_tokens) == (4, 3)
+    assert farm.script.requests[0].settings.stream is True
 
 
 def test_streamed_tool_use_has_input_json_deltas(farm: Farm) -> None:

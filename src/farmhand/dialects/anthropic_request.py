@@ -50,6 +50,10 @@ def parse_messages(body: dict[str, Any], *, counting: bool = False) -> Anthropic
         raise RequestError(
             "`model` is required: the name of a model from GET /v1/models", param="model"
         )
+    stream = False if body.get("stream") is None else body["stream"]
+    if not isinstance(stream, bool):
+        raise RequestError("stream must be true or false", param="stream")
+    stream = stream and not counting
     tools = _tools(body.get("tools"))
     choice, parallel = tool_choice(body.get("tool_choice"), tools)
     settings = GenerationSettings(
@@ -58,6 +62,7 @@ def parse_messages(body: dict[str, Any], *, counting: bool = False) -> Anthropic
         stop=_stop_sequences(body.get("stop_sequences")),
         tool_choice=choice,
         parallel_tool_calls=parallel,
+        stream=stream,
     )
     _number(body, "top_p", 0, 1)
     _integer(body, "top_k", minimum=0)
@@ -72,10 +77,7 @@ def parse_messages(body: dict[str, Any], *, counting: bool = False) -> Anthropic
         client_tools=tools,
         mcp_servers=parse_mcp_servers(connector_servers(body.get("mcp_servers"))),
     )
-    stream = body.get("stream")
-    if stream is not None and not isinstance(stream, bool):
-        raise RequestError("stream must be true or false", param="stream")
-    return AnthropicChat(chat=chat, model=model, stream=bool(stream) and not counting)
+    return AnthropicChat(chat=chat, model=model, stream=stream)
 
 
 def tool_choice(value: object, tools: list[ToolDefinition]) -> tuple[ToolChoice, bool]:
