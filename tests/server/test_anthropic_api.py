@@ -15,7 +15,16 @@ from anthropic import Anthropic
 from tests.server.live import LiveServer, scripted_config
 
 from farmhand.config.models import FarmhandConfig
-from farmhand.messages import Finish, Message, StreamEvent, TextDelta, ToolCall, Usage
+from farmhand.messages import (
+    Finish,
+    Message,
+    StreamEvent,
+    TextDelta,
+    ToolCall,
+    ToolCallDelta,
+    ToolCallEvent,
+    Usage,
+)
 from farmhand.providers.base import GenerationSettings
 from farmhand.providers.scripted import ScriptedProvider, Step
 from farmhand.server.app import create_app
@@ -306,6 +315,36 @@ def test_streamed_tool_use_has_input_json_deltas(farm: Farm) -> None:
         ("tool_use", "toolu_b", {"city": "Bergen"}),
     ]
     assert final.stop_reason == "tool_use"
+
+
+def test_a_call_written_in_pieces_streams_in_pieces(farm: Farm) -> None:
+    oslo = ToolCall("get_weather", {"city": "Oslo"}, "toolu_p")
+    farm.script.add(
+        [
+            TextDelta("Let me check."),
+            ToolCallDelta(0, name="get_weather", id="toolu_p"),
+            ToolCallDelta(0, arguments='{"city": '),
+            ToolCallDelta(0, arguments='"Oslo"}'),
+            ToolCallEvent(oslo),
+            Finish("tool_calls"),
+        ]
+    )
+    with farm.client.messages.stream(
+        model="farm", max_tokens=50, messages=USER, tools=[WEATHER]
+    ) as stream:
+        events = list(stream)
+        final = stream.get_final_message()
+    starts = [e.content_block.type for e in events if e.type == "content_block_start"]
+    assert starts == ["text", "tool_use"]
+    deltas = [e.delta for e in events if e.type == "content_block_delta"]
+    assert [d.partial_json for d in deltas if d.type == "input_json_delta"] == [
+        '{"city": ',
+        '"Oslo"}',
+    ]
+    assert [(b.type, getattr(b, "input", None)) for b in final.content] == [
+        ("text", None),
+        ("tool_use", {"city": "Oslo"}),
+    ]
 
 
 def test_a_failure_mid_stream_is_an_error_event(farm: Farm) -> None:
