@@ -455,7 +455,27 @@ def test_mcp_connector_runs_tools_of_an_allowed_server(tmp_path: Path) -> None:
         farm.client.beta.messages.create(
             model="farm", max_tokens=5, messages=USER, mcp_servers=[off]
         )
+
+        # allowed_tools: the model is offered those tools of the server and no others, and a
+        # call to another one is refused, not run.
+        some = {**connector, "tool_configuration": {"allowed_tools": ["list_models"]}}
+        farm.script.add(
+            Step.calls(ToolCall("barn:list_projects", {}, "call_p"), expect=offers_list_models),
+            Step.text("Not allowed.", expect=was_refused),
+        )
+        farm.client.beta.messages.create(
+            model="farm", max_tokens=5, messages=USER, mcp_servers=[some]
+        )
     relay.script.assert_done()
+
+
+def offers_list_models(_: Sequence[Message], tools: Sequence[ToolDefinition]) -> None:
+    assert [t.name for t in tools] == ["barn:list_models"]
+
+
+def was_refused(messages: Sequence[Message], _: Sequence[ToolDefinition]) -> None:
+    assert messages[-1].role == "tool" and "list_projects" in messages[-1].content
+    assert '"projects"' not in messages[-1].content  # the tool never ran
 
 
 def sees_models(messages: Sequence[Message], _: Sequence[ToolDefinition]) -> None:
@@ -519,7 +539,6 @@ def user(content: Any) -> dict[str, Any]:
 
 
 URL_SERVER = {"type": "url", "url": "http://h/mcp", "name": "h"}
-SOME = {"allowed_tools": ["a"]}
 IMAGE = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "x"}}
 
 
@@ -547,7 +566,10 @@ IMAGE = {"type": "image", "source": {"type": "base64", "media_type": "image/png"
         (body(stream="yes"), ["true or false"]),
         (body(mcp_servers=[{"type": "url", "name": "x"}]), ["URL"]),
         (body(mcp_servers=[{"type": "stdio", "command": "sh"}]), ["type"]),
-        (body(mcp_servers=[{**URL_SERVER, "tool_configuration": SOME}]), ["allowed_tools"]),
+        (
+            body(mcp_servers=[{**URL_SERVER, "tool_configuration": {"allowed_tools": "a"}}]),
+            ["allowed_tools", "list of tool names"],
+        ),
     ],
 )  # fmt: skip
 def test_bad_requests_are_400_in_anthropic_shape(

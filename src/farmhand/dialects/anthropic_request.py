@@ -76,6 +76,7 @@ def parse_messages(body: dict[str, Any], *, counting: bool = False) -> Anthropic
         settings=settings,
         client_tools=tools,
         mcp_servers=parse_mcp_servers(connector_servers(body.get("mcp_servers"))),
+        allowed_tools=connector_allowed_tools(body.get("mcp_servers")),
     )
     return AnthropicChat(chat=chat, model=model, stream=stream)
 
@@ -159,16 +160,25 @@ def _enabled(config: object, where: str) -> bool:
         raise RequestError(
             f"{where}.tool_configuration.enabled must be true or false", param="mcp_servers"
         )
-    if config.get("allowed_tools") is not None:
-        # Offering only some of a server's tools needs a tool filter farmhand's chat does
-        # not have yet; running with all of them would give the model more than was asked.
-        raise RequestError(
-            f"{where}.tool_configuration.allowed_tools is not supported yet: farmhand offers"
-            " every tool of a server; leave it out, or name a server of the operator's that"
-            " offers only the tools you want",
-            param="mcp_servers",
-        )
     return enabled
+
+
+def connector_allowed_tools(value: object) -> dict[str, frozenset[str]]:
+    """Server name -> its `tool_configuration.allowed_tools` (servers checked already by
+    `connector_servers`): the only tools of that server the model is offered."""
+    allowed: dict[str, frozenset[str]] = {}
+    for i, item in enumerate(value if isinstance(value, list) else []):
+        config = item.get("tool_configuration") if isinstance(item, dict) else None
+        names = config.get("allowed_tools") if isinstance(config, dict) else None
+        if names is None:
+            continue
+        if not isinstance(names, list) or not all(isinstance(n, str) and n for n in names):
+            raise RequestError(
+                f"mcp_servers[{i}].tool_configuration.allowed_tools must be a list of tool names",
+                param="mcp_servers",
+            )
+        allowed[str(item.get("name"))] = frozenset(names)
+    return allowed
 
 
 def _tools(value: object) -> list[ToolDefinition]:
