@@ -13,6 +13,13 @@ sent to `farmhand serve` (its own process, its default model pointed at the back
 `provider: openai`), and, when it is installed (`make bench` puts it in .venv-litellm), to
 LiteLLM's proxy pointed at the same backend: the gateway farmhand's users compare it with.
 
+Dialects: farmhand is measured in OpenAI's chat completions (`farmhand`), in Anthropic's
+Messages (`fh-msgs`: `/v1/messages`, a stream timed until `message_stop`) and in OpenAI's
+Responses (`fh-resp`: `/v1/responses` with `store: false`, as Codex sends it, a stream
+timed until `response.completed`); the baseline is always the backend's own chat
+completion, so those rows include translating to and from its shape. LiteLLM is measured
+on chat completions.
+
 Method: `--requests` requests per case after a warm-up, from httpx.AsyncClient with 1 and
 with 32 concurrent clients; non-streaming and streaming (a streamed request is timed until
 `data: [DONE]`). Prints p50/p99 latency, the milliseconds added over the backend, the
@@ -34,10 +41,11 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import anyio
 import httpx
@@ -61,6 +69,37 @@ WORDS = [
 ]
 API_KEY = "sk-bench-0123456789abcdef"
 BODY = {"model": "default", "messages": [{"role": "user", "content": "Say something."}]}
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """How one of the APIs is asked, and how its answer is read."""
+
+    body: dict[str, Any]
+    last_line: str  # a stream is timed until this line
+    text: Callable[[dict[str, Any]], str]  # a non-streamed answer's text
+
+
+CHAT = Dialect(BODY, "data: [DONE]", lambda j: j["choices"][0]["message"]["content"])
+MESSAGES = Dialect(
+    {**BODY, "max_tokens": 100},
+    'data: {"type": "message_stop"}',
+    lambda j: j["content"][0]["text"],
+)
+
+
+RESPONSES = Dialect(
+    {"model": "default", "input": "Say something.", "store": False},
+    "event: response.completed",
+    lambda j: j["output"][-1]["content"][0]["text"],
+)
+# Ollama's /api/generate: NDJSON lines with no closing marker, so a stream is timed to
+# its end (the `done` line is the last one).
+GENERATE = Dialect(
+    {"model": "default", "prompt": "Say something."},
+    "(no closing line: the stream's end)",
+    lambda j: j["response"],
+)
 
 
 def backend_app() -> object:
@@ -162,44 +201,23 @@ class Target:
     name: str
     url: str
     pid: int | None  # None: the backend itself, whose CPU is not the question
+    dialect: Dialect = CHAT
 
 
-# Ollama's /api/generate over the same backend: the same reply as NDJSON lines (streamed
-# until the `done` line) or one object.
-GENERATE = {"model": "default", "prompt": "Say something."}
-
-
-async def one_generate(client: httpx.AsyncClient, url: str, stream: bool) -> float:
-    body = {**GENERATE, "stream": stream}
+async def one(client: httpx.AsyncClient, target: Target, stream: bool) -> float:
+    dialect = target.dialect
+    body = {**dialect.body, "stream": stream}
     start = time.perf_counter()
     if stream:
-        async with client.stream("POST", url, json=body) as response:
+        async with client.stream("POST", target.url, json=body) as response:
             response.raise_for_status()
             async for line in response.aiter_lines():
-                if line and json.loads(line).get("done"):
+                if line == dialect.last_line:
                     break
     else:
-        response = await client.post(url, json=body)
+        response = await client.post(target.url, json=body)
         response.raise_for_status()
-        assert response.json()["response"]
-    return time.perf_counter() - start
-
-
-async def one(client: httpx.AsyncClient, url: str, stream: bool) -> float:
-    if url.endswith("/api/generate"):
-        return await one_generate(client, url, stream)
-    body = {**BODY, "stream": stream}
-    start = time.perf_counter()
-    if stream:
-        async with client.stream("POST", url, json=body) as response:
-            response.raise_for_status()
-            async for line in response.aiter_lines():
-                if line == "data: [DONE]":
-                    break
-    else:
-        response = await client.post(url, json=body)
-        response.raise_for_status()
-        assert response.json()["choices"][0]["message"]["content"]
+        assert dialect.text(response.json())
     return time.perf_counter() - start
 
 
@@ -212,7 +230,7 @@ async def run_case(
     headers = {"authorization": f"Bearer {API_KEY}"}
     async with httpx.AsyncClient(timeout=60, limits=limits, headers=headers) as client:
         for _ in range(min(20, requests)):  # warm-up: connections, provider, first turn
-            await one(client, target.url, stream)
+            await one(client, target, stream)
         latencies: list[float] = []
         remaining = requests
 
@@ -220,7 +238,7 @@ async def run_case(
             nonlocal remaining
             while remaining > 0:
                 remaining -= 1
-                latencies.append(await one(client, target.url, stream))
+                latencies.append(await one(client, target, stream))
 
         cpu = cpu_seconds(target.pid) if target.pid else 0.0
         start = time.perf_counter()
@@ -309,12 +327,15 @@ def main() -> None:
         ]
         stack.enter_context(started(backend_cmd, backend_port, env))
         farmhand_pid = stack.enter_context(started(serve_cmd, farmhand_port, env))
+        farmhand_url = f"http://127.0.0.1:{farmhand_port}/v1"
         targets = [
             Target("backend", f"{backend}/chat/completions", None),
+            Target("farmhand", f"{farmhand_url}/chat/completions", farmhand_pid),
+            Target("fh-msgs", f"{farmhand_url}/messages", farmhand_pid, MESSAGES),
+            Target("fh-resp", f"{farmhand_url}/responses", farmhand_pid, RESPONSES),
             Target(
-                "farmhand", f"http://127.0.0.1:{farmhand_port}/v1/chat/completions", farmhand_pid
+                "fh-gen", f"http://127.0.0.1:{farmhand_port}/api/generate", farmhand_pid, GENERATE
             ),
-            Target("generate", f"http://127.0.0.1:{farmhand_port}/api/generate", farmhand_pid),
         ]
         if litellm is not None and litellm.exists():
             litellm_config = Path(tmp) / "litellm.yaml"

@@ -71,6 +71,29 @@ OLLAMA_OPTIONS = {
 OLLAMA_FORMAT = {"anyOf": [{"enum": ["", "json"]}, OBJECT]}
 KEEP_ALIVE = {"anyOf": [{"type": "number"}, {"type": "string"}]}
 THINK = {"anyOf": [{"type": "boolean"}, {"enum": ["low", "medium", "high"]}]}
+RESPONSES = {
+    "type": "object",
+    "properties": {
+        "model": {"type": "string"},
+        "input": {"anyOf": [{"type": "string"}, {"type": "array", "items": OBJECT}]},
+        "instructions": {"type": "string"},
+        "stream": {"type": "boolean"},
+        "store": {"type": "boolean"},
+        "previous_response_id": {"type": "string"},
+        "tools": {"type": "array", "items": OBJECT},
+        "tool_choice": {"anyOf": [{"type": "string"}, OBJECT]},
+        "parallel_tool_calls": {"type": "boolean"},
+        "max_output_tokens": {"type": "integer", "minimum": 1},
+        "temperature": {"type": "number", "minimum": 0, "maximum": 2},
+        "top_p": {"type": "number", "minimum": 0, "maximum": 1},
+        "metadata": OBJECT,
+        "text": OBJECT,
+        "reasoning": OBJECT,
+        "mcp_servers": MCP_SERVERS,
+        "max_tool_rounds": {"type": "integer", "minimum": 1},
+    },
+    "required": ["model", "input"],
+}
 OLLAMA_CHAT = {
     "type": "object",
     "properties": {
@@ -146,6 +169,42 @@ OLLAMA_EMBEDDINGS = {
     },
     "required": ["model"],
 }
+ANTHROPIC_MESSAGE = {
+    "type": "object",
+    "properties": {
+        "role": {"type": "string", "enum": ["user", "assistant", "system"]},
+        "content": {"anyOf": [{"type": "string"}, {"type": "array", "items": OBJECT}]},
+    },
+    "required": ["role", "content"],
+}
+ANTHROPIC_FIELDS: dict[str, Any] = {
+    "model": {"type": "string"},
+    "messages": {"type": "array", "items": ANTHROPIC_MESSAGE, "minItems": 1},
+    "system": {"anyOf": [{"type": "string"}, {"type": "array", "items": OBJECT}]},
+    "tools": {"type": "array", "items": OBJECT},
+    "tool_choice": OBJECT,
+    "mcp_servers": {"type": "array", "items": OBJECT, "description": "The MCP connector"},
+    "thinking": OBJECT,
+}
+ANTHROPIC_MESSAGES = {
+    "type": "object",
+    "properties": {
+        **ANTHROPIC_FIELDS,
+        "max_tokens": {"type": "integer", "minimum": 1},
+        "stream": {"type": "boolean"},
+        "stop_sequences": {"type": "array", "items": {"type": "string", "minLength": 1}},
+        "temperature": {"type": "number", "minimum": 0, "maximum": 1},
+        "top_p": {"type": "number", "minimum": 0, "maximum": 1},
+        "top_k": {"type": "integer", "minimum": 0},
+        "metadata": OBJECT,
+    },
+    "required": ["model", "messages", "max_tokens"],
+}
+ANTHROPIC_COUNT = {
+    "type": "object",
+    "properties": ANTHROPIC_FIELDS,
+    "required": ["model", "messages"],
+}
 TOOL_SEARCH = {
     "type": "object",
     "properties": {
@@ -200,6 +259,14 @@ def openapi_document(version: str) -> dict[str, Any]:
         "/health": {"get": _operation("Liveness")},
         "/v1/chat/completions": {"post": _operation("OpenAI chat completion", OPENAI_CHAT)},
         "/v1/models": {"get": _operation("OpenAI model list")},
+        "/v1/responses": {"post": _operation("OpenAI Responses: create a response", RESPONSES)},
+        "/v1/responses/{response_id}": {
+            "get": _operation("A stored response", params=("response_id",)),
+            "delete": _operation("Delete a stored response", params=("response_id",)),
+        },
+        "/v1/responses/{response_id}/input_items": {
+            "get": _operation("A stored response's input items", params=("response_id",))
+        },
         "/v1/models/{model}": {"get": _operation("One model", params=("model",))},
         "/v1/projects/{namespace}": {
             "get": _operation("Projects of a namespace", params=("namespace",)),
@@ -213,6 +280,8 @@ def openapi_document(version: str) -> dict[str, Any]:
         "/v1/projects/{namespace}/{project}/chat/completions": {
             "post": _operation("Chat with a project's models and tools", OPENAI_CHAT, PROJECT)
         },
+        "/v1/messages": {"post": _operation("Anthropic Messages", ANTHROPIC_MESSAGES)},
+        "/v1/messages/count_tokens": {"post": _operation("Anthropic token count", ANTHROPIC_COUNT)},
         "/api/chat": {"post": _operation("Ollama chat", OLLAMA_CHAT)},
         "/api/tags": {"get": _operation("Ollama model list")},
         "/api/show": {"post": _operation("Ollama model details", OLLAMA_MODEL)},
@@ -231,8 +300,11 @@ def openapi_document(version: str) -> dict[str, Any]:
         "openapi": "3.1.0",
         "info": {"title": "farmhand", "version": version},
         "components": {
-            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+            "securitySchemes": {
+                "bearer": {"type": "http", "scheme": "bearer"},
+                "x-api-key": {"type": "apiKey", "in": "header", "name": "x-api-key"},
+            },
         },
-        "security": [{}, {"bearer": []}],
+        "security": [{}, {"bearer": []}, {"x-api-key": []}],
         "paths": paths,
     }

@@ -17,6 +17,7 @@ from farmhand.errors import ConfigError, UnknownModelError
 from farmhand.providers.base import Provider
 from farmhand.providers.factory import provider_for
 from farmhand.service.model_files import LoadedModel, ModelFiles
+from farmhand.service.responses_store import ResponseStore
 from farmhand.service.tasks import TaskStore
 from farmhand.toolsets.mcp.definitions import load_definitions
 from farmhand.toolsets.mcp.policy import KnownServers, RequestPolicy, known_servers
@@ -38,6 +39,8 @@ class ServiceState:
     api_keys: frozenset[str] = frozenset()
     # Every chat's task record (SQLite under `home`), opened on first use by `task_store()`.
     tasks: TaskStore | None = None
+    # Stored responses (the Responses API's `store`), same file, opened on first use.
+    responses: ResponseStore | None = None
     outside_config: bool = False
     """The config came from a client (a project written through the API), not the operator:
     its MCP servers are held to the request policy like a request's own."""
@@ -116,7 +119,15 @@ class ServiceState:
             self.tasks.fail_unfinished()  # left working by a previous run of the server
         return self.tasks
 
+    def response_store(self) -> ResponseStore:
+        if self.responses is None:
+            self.responses = ResponseStore.in_home(self.home)
+        return self.responses
+
     async def aclose(self) -> None:
+        if self.responses is not None:
+            self.responses.close()
+            self.responses = None
         if self.tasks is not None:
             self.tasks.close()
             self.tasks = None
