@@ -12,6 +12,7 @@ import anyio
 import typer
 from rich.markup import escape
 
+from farmhand.cli.asking import TerminalAsker
 from farmhand.cli.common import ConfigOption, console, err_console, user_errors
 from farmhand.config.loader import find_config, load_config
 from farmhand.errors import ConfigError
@@ -81,6 +82,7 @@ def chat(
             model_path=model_path,
             client_tools=client_tools,
             progress=True,
+            asker=TerminalAsker(err_console),
         )
         settings = GenerationSettings(
             temperature=temperature,

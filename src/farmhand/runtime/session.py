@@ -16,6 +16,7 @@ from farmhand.tools.definition import ToolDefinition
 from farmhand.toolsets.base import Toolset
 from farmhand.toolsets.mcp.client import MCPToolset
 from farmhand.toolsets.mcp.discovery import DiscoveryToolset, ServerSource
+from farmhand.toolsets.mcp.elicitation import Asker
 from farmhand.toolsets.mcp.pool import MCPPool
 from farmhand.toolsets.wrappers import (
     DEFAULT_MAX_RESULT_CHARS,
@@ -118,7 +119,11 @@ class ServerToolsets:
     With a `pool` (farmhand serve), servers are the pool's long-lived sessions instead of
     ones started for this chat; `outside` names the servers that came from a request rather
     than the operator's config: the pool bounds them, and they offer only read-only tools
-    unless `read_only_outside` is off."""
+    unless `read_only_outside` is off.
+
+    `asker` answers what the servers ask during this chat's calls (elicitation) and the
+    approvals their `require_approval` calls for: the terminal, or the API's pause (see
+    runtime/questions.py); None leaves it to the pool's (by default: no one can answer)."""
 
     settings: ToolSettings = field(default_factory=ToolSettings)
     folder_servers: frozenset[str] = frozenset()
@@ -126,6 +131,7 @@ class ServerToolsets:
     pool: MCPPool | None = None
     outside: frozenset[str] = frozenset()
     read_only_outside: bool = True
+    asker: Asker | None = None
 
     @asynccontextmanager
     async def open(self, server: McpServerConfig) -> AsyncIterator[Toolset]:
@@ -135,12 +141,15 @@ class ServerToolsets:
             yield self.wrap(
                 server.name,
                 self.pool.toolset(
-                    server, call_timeout=self.settings.tool_timeout, from_request=from_request
+                    server,
+                    call_timeout=self.settings.tool_timeout,
+                    from_request=from_request,
+                    asker=self.asker,
                 ),
             )
             return
         async with MCPToolset.from_config(
-            server, call_timeout=self.settings.tool_timeout
+            server, call_timeout=self.settings.tool_timeout, asker=self.asker
         ) as toolset:
             yield self.wrap(server.name, toolset)
 
@@ -204,12 +213,14 @@ class ChatSession:
     # end the loop and are handed back.
     client_tools: Sequence[ToolDefinition] = ()
     tools: ToolSettings | None = None
+    # Who answers the servers' questions and approvals (the terminal in chat and run).
+    asker: Asker | None = None
     router: ToolRouter = field(init=False)
     _stack: AsyncExitStack = field(init=False, default_factory=AsyncExitStack)
 
     async def __aenter__(self) -> ChatSession:
         settings = self.tools or ToolSettings(tool_timeout=self.tool_timeout)
-        opener = ServerToolsets(settings, self.folder_servers)
+        opener = ServerToolsets(settings, self.folder_servers, asker=self.asker)
         try:
             toolsets = await opener.enter_all(self._stack, self.servers)
             self.router = ToolRouter(
@@ -251,6 +262,7 @@ def session_for(
     client_tools: Sequence[ToolDefinition] = (),
     progress: bool = True,
     jit: bool | None = None,
+    asker: Asker | None = None,
 ) -> ChatSession:
     model = config.model(model_name)
     provider = build_provider(model, model_path=model_path, progress=progress)
@@ -265,4 +277,5 @@ def session_for(
         max_tool_rounds=config.runtime.max_tool_rounds,
         client_tools=client_tools,
         tools=tool_settings(config, jit=jit),
+        asker=asker,
     )
