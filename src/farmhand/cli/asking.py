@@ -46,7 +46,7 @@ class TerminalAsker:
         async with self._one_at_a_time:
             who = f"{question.server}" + (f" ({question.tool})" if question.tool else "")
             self.console.print(f"\n[bold yellow]?[/] [bold]{escape(who)}[/] asks:", end=" ")
-            self.console.print(question.message, markup=False, highlight=False)
+            self.console.print(question.message, markup=False, highlight=False, soft_wrap=True)
             if not self.interactive:
                 reason = "stdin is not a terminal, so no one can answer"
                 self.console.print(f"[yellow]declined:[/] {reason}")
@@ -61,7 +61,7 @@ class TerminalAsker:
                 return refused.answer
 
     async def _line(self, prompt: str) -> str:
-        self.console.print(prompt, end="", markup=False, highlight=False)
+        self.console.print(prompt, end="", markup=False, highlight=False, soft_wrap=True)
         line = await anyio.to_thread.run_sync(self.read_line)
         if not line:
             raise _Refused(Answer.cancel("the input ended"))
@@ -77,7 +77,7 @@ class TerminalAsker:
         return Answer.accept() if reply in ("y", "yes") else Answer.decline()
 
     async def _open_url(self, question: Question) -> Answer:
-        self.console.print(f"  Open: {question.url}", markup=False, highlight=False)
+        self.console.print(f"  Open: {question.url}", markup=False, highlight=False, soft_wrap=True)
         reply = (await self._line("  Opened it and done? [y/N] ")).lower()
         return Answer.accept() if reply in ("y", "yes") else Answer.decline()
 
