@@ -62,7 +62,8 @@ class TerminalAsker:
 
     async def _line(self, prompt: str) -> str:
         self.console.print(prompt, end="", markup=False, highlight=False, soft_wrap=True)
-        line = await anyio.to_thread.run_sync(self.read_line)
+        # Abandoned if the question is withdrawn: the read must not hold the cancel up.
+        line = await anyio.to_thread.run_sync(self.read_line, abandon_on_cancel=True)
         if not line:
             raise _Refused(Answer.cancel("the input ended"))
         text = line.strip()

@@ -4,6 +4,9 @@ The SDK's Client opens task groups and cancel scopes, so it must be entered and 
 same task: `run()` is that task. Callers in any task ask `session()` for the live Client;
 when there is none (not started yet, crashed, closed for idleness) `run()` connects again,
 after a backoff that grows with consecutive failures.
+
+Every session introduces itself as farmhand and declares elicitation: what the server asks
+mid-call goes to the asker of the call in flight (`callers.ServerCallers`).
 """
 
 from __future__ import annotations
