@@ -18,6 +18,12 @@ when an answer arrives, maybe in another request. Two pieces do that:
 
 The relay runs the loop in a task of its own, so the events may be read from any task (a
 later request can read on after an answer), while the relay's `async with` stays in one.
+
+For a dialect: an `InputRequested` whose question is an approval (`kind` "approval") is an
+approval request for `question.tool` on `question.server` with `question.arguments`; a form
+or URL question carries `message` and `schema` or `url`. Its `id` is what the client's
+answer names; `AnswerError.unknown` means that id is not open (HTTP 404), otherwise the
+content did not fit the form (HTTP 400, the question stays open).
 """
 
 from __future__ import annotations

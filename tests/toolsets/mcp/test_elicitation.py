@@ -7,20 +7,34 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any, cast
 
 import anyio
 import pytest
+from mcp import types
 from tests.toolsets.mcp.asking import Scripted, asking
 
+from farmhand.toolsets.mcp.callers import ServerCallers
 from farmhand.toolsets.mcp.client import MCPToolset
 from farmhand.toolsets.mcp.connection import ServerConnection
-from farmhand.toolsets.mcp.elicitation import Answer, Asker, Question
+from farmhand.toolsets.mcp.elicitation import (
+    Answer,
+    Asker,
+    Question,
+    answer_problem,
+    elicit_result,
+)
 from farmhand.toolsets.mcp.transports import server_target
 from farmhand.version import farmhand_version
 
 pytestmark = pytest.mark.anyio
 
 MODES = ["auto", "legacy"]
+PIZZA_SCHEMA = {
+    "type": "object",
+    "properties": {"name": {"type": "string"}, "size": {"enum": ["S", "L"], "default": "L"}},
+    "required": ["name"],
+}
 
 
 @asynccontextmanager
@@ -122,3 +136,37 @@ async def test_questions_during_calls_of_two_conversations_are_refused(mode: str
     assert result.is_error
     assert "calls from different conversations are running on server 'asking'" in result.text
     assert first.questions == second.questions == []
+
+
+async def test_a_question_outside_any_call_goes_to_the_default_asker() -> None:
+    """E.g. asked while the tools are listed: no call is in flight to say whose it is."""
+    default = Scripted(lambda q: Answer.accept({"name": "Ada"}))
+    callers = ServerCallers("asking", default)
+    params = types.ElicitRequestFormParams(message="Who?", requested_schema=PIZZA_SCHEMA)
+    reply = await callers.elicit(cast(Any, None), params)
+    assert reply == types.ElicitResult(action="accept", content={"name": "Ada", "size": "L"})
+    assert [(q.server, q.tool, q.message) for q in default.questions] == [("asking", None, "Who?")]
+
+
+@pytest.mark.parametrize(
+    ("answer", "problem"),
+    [
+        (Answer.accept({"name": "Ada"}), None),
+        (Answer.accept({}), "'name' is a required property"),
+        (Answer.accept({"name": "Ada", "size": "XL"}), "size: 'XL' is not one of ['S', 'L']"),
+        (Answer.decline(), None),  # only what is accepted must fit
+    ],
+)
+def test_an_accepted_form_must_fit_its_schema(answer: Answer, problem: str | None) -> None:
+    assert answer_problem(Question("s", "?", schema=PIZZA_SCHEMA), answer) == problem
+
+
+def test_a_refusal_is_an_error_that_says_why_and_a_decline_is_a_decline() -> None:
+    form = Question("s", "?", schema=PIZZA_SCHEMA)
+    refused = Answer("decline", reason="no one can answer: nobody home", refused=True)
+    assert elicit_result(form, refused) == types.ErrorData(
+        code=types.INVALID_REQUEST, message="no one can answer: nobody home"
+    )
+    assert elicit_result(form, Answer.decline("late")) == types.ElicitResult(action="decline")
+    url = Question("s", "?", "url", url="https://x.test")
+    assert elicit_result(url, Answer.accept({"ignored": 1})) == types.ElicitResult(action="accept")
