@@ -8,7 +8,6 @@ session speaks, so both of the client's paths are exercised.
 """
 
 import json
-import sys
 from typing import Any, Literal
 
 import anyio
@@ -110,4 +109,4 @@ def peek() -> str:
 
 
 if __name__ == "__main__":
-    server.run("stdio") if "--http" not in sys.argv else server.run("streamable-http")
+    server.run("stdio")
