@@ -19,7 +19,13 @@ lint: setup
 test: lint
 	.venv/bin/pytest $(PYTEST_ARGS)
 
-bench: setup
+# LiteLLM's proxy, the gateway bench/serve_overhead.py compares farmhand with, in a venv of
+# its own (its pins must not move farmhand's).
+.venv-litellm/bin/litellm:
+	python3 -m venv .venv-litellm
+	.venv-litellm/bin/pip install --disable-pip-version-check -q "litellm[proxy]==1.108.7"
+
+bench: setup .venv-litellm/bin/litellm
 	.venv/bin/python bench/embedded_tokens_per_second.py
 	.venv/bin/python bench/constrained_decoding.py
 	.venv/bin/python bench/parse_streaming.py

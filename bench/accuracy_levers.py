@@ -40,10 +40,10 @@ from farmhand.eval.suite import Suite, load_suite
 from farmhand.models.assemble import ensure_model
 from farmhand.models.catalog import DEFAULT_MODEL
 from farmhand.prompting.guidance import TOOL_RULES
-from farmhand.prompting.prompt_based import PromptBasedProvider
 from farmhand.providers.base import Provider
 from farmhand.providers.call_gate import GateThresholds
 from farmhand.providers.llamacpp import LlamaCppProvider, load_llama
+from farmhand.providers.prompt_based import PromptBasedProvider
 
 GATE = GateThresholds(call=0.5, after_result=0.9)
 ANOTHER = GateThresholds(call=None, after_result=None, another=0.05)

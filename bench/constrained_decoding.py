@@ -43,10 +43,11 @@ import anyio
 from farmhand.messages import Finish, Message, TextDelta, ToolCallEvent
 from farmhand.models.assemble import ensure_model
 from farmhand.models.catalog import DEFAULT_MODEL
-from farmhand.providers.base import GenerationSettings, ToolChoice
+from farmhand.providers.base import GenerationSettings
 from farmhand.providers.grammar import GrammarSpec, build_tool_grammar
 from farmhand.providers.llamacpp import DEFAULT_N_CTX, LlamaCppProvider, load_llama
 from farmhand.tools.definition import ToolDefinition
+from farmhand.tools.formats import OpenAIToolChoice, tool_choice_from_openai
 
 TOOLS = [
     ToolDefinition(
@@ -88,8 +89,12 @@ class Run:
         return self.completion_tokens / self.seconds
 
 
-def run_turn(provider: LlamaCppProvider, prompt: str, choice: ToolChoice, max_tokens: int) -> Run:
-    settings = GenerationSettings(temperature=0.0, max_tokens=max_tokens, tool_choice=choice)
+def run_turn(
+    provider: LlamaCppProvider, prompt: str, choice: OpenAIToolChoice, max_tokens: int
+) -> Run:
+    settings = GenerationSettings(
+        temperature=0.0, max_tokens=max_tokens, tool_choice=tool_choice_from_openai(choice)
+    )
 
     async def go() -> Run:
         start = time.perf_counter()
@@ -115,11 +120,11 @@ def compare(
     plain: LlamaCppProvider,
     constrained: LlamaCppProvider,
     prompt: str,
-    choice: ToolChoice,
+    choice: OpenAIToolChoice,
     args: argparse.Namespace,
 ) -> float:
     """Alternating runs of both sides; returns the median constrained/plain tok/s ratio."""
-    sides: list[tuple[str, LlamaCppProvider, ToolChoice, list[Run]]] = [
+    sides: list[tuple[str, LlamaCppProvider, OpenAIToolChoice, list[Run]]] = [
         ("no grammar", plain, "auto", []),
         ("grammar", constrained, choice, []),
     ]

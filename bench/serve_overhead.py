@@ -10,14 +10,20 @@ completion or as an SSE stream of 16 chunks plus a usage chunk.
 
 Baseline: the same request sent straight to the fake backend. Measured: the same request
 sent to `farmhand serve` (its own process, its default model pointed at the backend with
-`provider: openai`), which streams from the backend whatever the client asked for.
+`provider: openai`), and, when it is installed (`make bench` puts it in .venv-litellm), to
+LiteLLM's proxy pointed at the same backend: the gateway farmhand's users compare it with.
+
+The OpenAI Responses cases send the same question to farmhand's `POST /v1/responses`
+(`store: false`, as Codex sends it), against the same backend and the same direct baseline:
+only farmhand's dialect differs (LiteLLM is measured on chat completions only).
 
 Method: `--requests` requests per case after a warm-up, from httpx.AsyncClient with 1 and
 with 32 concurrent clients; non-streaming and streaming (a streamed request is timed until
-`data: [DONE]`). Prints p50/p99 latency of both, the added milliseconds, and the
-throughput ratio farmhand/direct.
+`data: [DONE]`). Prints p50/p99 latency, the milliseconds added over the backend, the
+throughput (req/s), and the server's CPU time per request (user + system time of the
+serving process, from /proc, over the measured requests).
 
-Run: .venv/bin/python bench/serve_overhead.py [--requests 400]
+Run: .venv/bin/python bench/serve_overhead.py [--requests 1000] [--litellm PATH_TO_LITELLM_CLI]
 
 Timings are printed, never asserted; on a busy machine read them as rough.
 """
@@ -33,7 +39,8 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
@@ -56,7 +63,10 @@ WORDS = [
     "tool",
     "loop",
 ]
+API_KEY = "sk-bench-0123456789abcdef"
 BODY = {"model": "default", "messages": [{"role": "user", "content": "Say something."}]}
+# OpenAI Responses (/v1/responses): the same question, `store` off as Codex sends it.
+RESPONSES_BODY = {"model": "default", "input": "Say something.", "store": False}
 
 
 def backend_app() -> object:
@@ -133,42 +143,62 @@ def wait_for_port(port: int, process: subprocess.Popen[bytes], deadline: float =
 
 
 @contextmanager
-def started(command: list[str], port: int, env: dict[str, str]) -> Iterator[None]:
+def started(command: list[str], port: int, env: dict[str, str]) -> Iterator[int]:
+    """Runs a server until the block ends; yields its pid (for its CPU time)."""
     process = subprocess.Popen(
         command, env={**os.environ, **env}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     try:
-        wait_for_port(port, process)
-        yield
+        wait_for_port(port, process, deadline=180)
+        yield process.pid
     finally:
         process.terminate()
         process.wait(timeout=30)
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process and its reaped children, from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    ticks = sum(int(f) for f in fields[11:15])  # utime stime cutime cstime
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str
+    url: str
+    pid: int | None  # None: the backend itself, whose CPU is not the question
+    responses_url: str | None = None  # its /v1/responses, if it is measured there
+
+
 async def one(client: httpx.AsyncClient, url: str, stream: bool) -> float:
-    body = {**BODY, "stream": stream}
+    responses = url.endswith("/responses")
+    body = {**(RESPONSES_BODY if responses else BODY), "stream": stream}
     start = time.perf_counter()
     if stream:
         async with client.stream("POST", url, json=body) as response:
             response.raise_for_status()
             async for line in response.aiter_lines():
                 if line == "data: [DONE]":
-                    break
+                    break  # a Responses stream ends after response.completed
     else:
         response = await client.post(url, json=body)
         response.raise_for_status()
-        assert response.json()["choices"][0]["message"]["content"]
+        answer = response.json()
+        assert answer["output"] if responses else answer["choices"][0]["message"]["content"]
     return time.perf_counter() - start
 
 
 async def run_case(
-    url: str, stream: bool, clients: int, requests: int
-) -> tuple[list[float], float]:
-    """Latencies (s) of `requests` requests from `clients` concurrent clients; wall time."""
+    target: Target, stream: bool, clients: int, requests: int
+) -> tuple[list[float], float, float]:
+    """Latencies (s) of `requests` requests from `clients` concurrent clients, the wall
+    time, and the serving process's CPU seconds over them."""
     limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
-    async with httpx.AsyncClient(timeout=60, limits=limits) as client:
+    headers = {"authorization": f"Bearer {API_KEY}"}
+    async with httpx.AsyncClient(timeout=60, limits=limits, headers=headers) as client:
         for _ in range(min(20, requests)):  # warm-up: connections, provider, first turn
-            await one(client, url, stream)
+            await one(client, target.url, stream)
         latencies: list[float] = []
         remaining = requests
 
@@ -176,13 +206,16 @@ async def run_case(
             nonlocal remaining
             while remaining > 0:
                 remaining -= 1
-                latencies.append(await one(client, url, stream))
+                latencies.append(await one(client, target.url, stream))
 
+        cpu = cpu_seconds(target.pid) if target.pid else 0.0
         start = time.perf_counter()
         async with anyio.create_task_group() as group:
             for _ in range(clients):
                 group.start_soon(worker)
-        return latencies, time.perf_counter() - start
+        wall = time.perf_counter() - start
+        cpu = cpu_seconds(target.pid) - cpu if target.pid else 0.0
+        return latencies, wall, cpu
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -190,30 +223,59 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-async def measure(direct: str, served: str, requests: int) -> None:
+async def measure(targets: list[Target], requests: int) -> None:
+    direct, served = targets[0], targets[1:]
     print(
-        f"{'case':<26}{'direct p50':>12}{'p99':>10}{'farmhand p50':>14}{'p99':>10}"
-        f"{'added p50':>12}{'p99':>10}{'req/s ratio':>13}"
+        f"{'case':<28}{'server':<10}{'p50':>9}{'p99':>9}{'added p50':>11}{'req/s':>8}"
+        f"{'CPU/req':>10}"
     )
-    for stream in (False, True):
+    cases = [(False, stream) for stream in (False, True)]
+    if any(t.responses_url for t in served):
+        cases += [(True, stream) for stream in (False, True)]
+    for responses, stream in cases:
         for clients in (1, 32):
-            base, base_wall = await run_case(direct, stream, clients, requests)
-            ours, ours_wall = await run_case(served, stream, clients, requests)
-            b50, b99 = percentile(base, 0.5) * 1e3, percentile(base, 0.99) * 1e3
-            o50, o99 = percentile(ours, 0.5) * 1e3, percentile(ours, 0.99) * 1e3
-            ratio = (len(ours) / ours_wall) / (len(base) / base_wall)
-            name = f"{'stream' if stream else 'non-stream'}, {clients} client(s)"
-            print(
-                f"{name:<26}{b50:>10.2f}ms{b99:>8.2f}ms{o50:>12.2f}ms{o99:>8.2f}ms"
-                f"{o50 - b50:>+10.2f}ms{o99 - b99:>+8.2f}ms{ratio:>12.2f}x"
-            )
+            kind = ("responses " if responses else "") + ("stream" if stream else "non-stream")
+            case = f"{kind}, c={clients}"
+            base, base_wall, _ = await run_case(direct, stream, clients, requests)
+            b50 = percentile(base, 0.5) * 1e3
+            rows = [(direct.name, base, base_wall, 0.0)]
+            for target in served:
+                url = target.responses_url if responses else target.url
+                if url is None:
+                    continue
+                measured = Target(target.name, url, target.pid)
+                rows.append((target.name, *await run_case(measured, stream, clients, requests)))
+            for name, latencies, wall, cpu in rows:
+                p50, p99 = percentile(latencies, 0.5) * 1e3, percentile(latencies, 0.99) * 1e3
+                added = f"{p50 - b50:>+9.2f}ms" if name != direct.name else f"{'':>11}"
+                per_request = f"{cpu / len(latencies) * 1e3:>8.2f}ms" if cpu else f"{'':>10}"
+                print(
+                    f"{case:<28}{name:<10}{p50:>7.2f}ms{p99:>7.2f}ms{added}"
+                    f"{len(latencies) / wall:>8.0f}{per_request}"
+                )
+                case = ""
             sys.stdout.flush()
-    print(f"\nrequests per case: {requests}; ratio = farmhand req/s / direct req/s")
+    print(
+        f"\nrequests per case: {requests}; added p50 = the server's p50 minus the backend's;"
+        " CPU/req = the serving process's user+system time per request"
+    )
+
+
+LITELLM_CONFIG = """model_list:
+  - model_name: default
+    litellm_params:
+      model: openai/fake
+      api_base: {backend}
+      api_key: none
+litellm_settings:
+  telemetry: false
+"""
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--requests", type=int, default=400)
+    parser.add_argument("--requests", type=int, default=1000)
+    parser.add_argument("--litellm", default=".venv-litellm/bin/litellm", help="LiteLLM's CLI")
     parser.add_argument("--backend", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -223,23 +285,45 @@ def main() -> None:
         uvicorn.run(backend_app(), host="127.0.0.1", port=args.port, log_level="warning")  # type: ignore[arg-type]
         return
 
-    backend_port, farmhand_port = free_port(), free_port()
+    backend_port, farmhand_port, litellm_port = free_port(), free_port(), free_port()
     backend = f"http://127.0.0.1:{backend_port}/v1"
-    with tempfile.TemporaryDirectory() as tmp:
+    litellm = Path(args.litellm) if args.litellm else None
+    with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
         config = Path(tmp) / "farmhand.yaml"
         config.write_text(
             "runtime:\n  models:\n    - name: default\n      provider: openai\n"
             f"      model: fake\n      base_url: {backend}\n      api_key: none\n"
         )
-        env = {"FARMHAND_API_KEYS": "", "FARMHAND_HOME": tmp}
+        # Both gateways check the same API key, as they would serving anyone.
+        env = {"FARMHAND_API_KEYS": API_KEY, "FARMHAND_HOME": tmp}
         backend_cmd = [sys.executable, __file__, "--backend", "--port", str(backend_port)]
         serve_cmd = [
             *(sys.executable, "-m", "farmhand", "serve", "--port", str(farmhand_port)),
             *("--config", str(config), "--log-level", "warning"),
         ]
-        with started(backend_cmd, backend_port, env), started(serve_cmd, farmhand_port, env):
-            served = f"http://127.0.0.1:{farmhand_port}/v1/chat/completions"
-            anyio.run(measure, f"{backend}/chat/completions", served, args.requests)
+        stack.enter_context(started(backend_cmd, backend_port, env))
+        targets = [
+            Target("backend", f"{backend}/chat/completions", None),
+            Target(
+                "farmhand",
+                f"http://127.0.0.1:{farmhand_port}/v1/chat/completions",
+                stack.enter_context(started(serve_cmd, farmhand_port, env)),
+                f"http://127.0.0.1:{farmhand_port}/v1/responses",
+            ),
+        ]
+        if litellm is not None and litellm.exists():
+            litellm_config = Path(tmp) / "litellm.yaml"
+            litellm_config.write_text(LITELLM_CONFIG.format(backend=backend))
+            litellm_cmd = [str(litellm), "--config", str(litellm_config)]
+            litellm_cmd += ["--port", str(litellm_port), "--num_workers", "1"]
+            quiet = {"LITELLM_LOG": "ERROR", "LITELLM_MASTER_KEY": API_KEY}
+            pid = stack.enter_context(started(litellm_cmd, litellm_port, {**env, **quiet}))
+            targets.append(
+                Target("litellm", f"http://127.0.0.1:{litellm_port}/chat/completions", pid)
+            )
+        elif args.litellm:
+            print(f"no LiteLLM at {litellm}: measuring farmhand against the backend only")
+        anyio.run(measure, targets, args.requests)
 
 
 if __name__ == "__main__":

@@ -2,12 +2,14 @@
 
     FarmhandError                 anything farmhand raises on purpose; str() is for the user
     ├── ConfigError               a config file or option is wrong (names file, line, key path)
+    │   └── UnknownModelError     a request names a model the config does not have
     ├── ModelError                a model cannot be found, assembled, verified or loaded
     ├── ProviderError             a model backend failed or refused a request
     ├── ToolError                 a tool could not be listed or called
     │   ├── UnknownToolError      the model named a tool that does not exist
     │   └── ToolServerError       an MCP server failed to start or died (names its command)
     ├── LoopError                 the tool loop could not finish (round limit, cancelled)
+    ├── RequestError              a request (HTTP or MCP) is wrong in a way its client can fix
     ├── PolicyError               a request asked for what the operator has not allowed
                                   (a program, a folder, a host); names the switch to change
     └── LlamaServerError          a llama-server could not be reached, refused a request, or
@@ -59,3 +61,22 @@ class PolicyError(FarmhandError):
 class LlamaServerError(FarmhandError):
     """A llama-server was unreachable, answered with an error, or could not be started or
     stopped."""
+
+
+class RequestError(FarmhandError):
+    """A request is wrong in a way the client can fix; `param` names the field."""
+
+    status = 400
+
+    def __init__(
+        self, message: str, *, param: str | None = None, code: str | None = None, status: int = 0
+    ) -> None:
+        super().__init__(message)
+        self.param = param
+        self.code = code
+        if status:
+            self.status = status
+
+
+class UnknownModelError(ConfigError):
+    """The request names a model the config does not have (the message lists those it has)."""

@@ -20,11 +20,12 @@ import pytest
 from farmhand.messages import Message, StreamEvent, TextDelta, ToolCall, ToolCallEvent
 from farmhand.models.assemble import ensure_model
 from farmhand.models.catalog import DEFAULT_MODEL
-from farmhand.prompting.prompt_based import PromptBasedProvider
-from farmhand.providers.base import GenerationSettings, Provider, ToolChoice
+from farmhand.providers.base import GenerationSettings, Provider
 from farmhand.providers.grammar import build_tool_grammar, grammar_spec
 from farmhand.providers.llamacpp import LlamaCppProvider, load_llama
+from farmhand.providers.prompt_based import PromptBasedProvider
 from farmhand.tools.definition import ToolDefinition
+from farmhand.tools.formats import OpenAIToolChoice, tool_choice_from_openai
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
 
@@ -93,9 +94,11 @@ def provider(request: pytest.FixtureRequest, native: LlamaCppProvider) -> Provid
     return native if request.param == "native" else PromptBasedProvider(native)
 
 
-def settings(choice: ToolChoice, **kw: Any) -> GenerationSettings:
+def settings(choice: OpenAIToolChoice, **kw: Any) -> GenerationSettings:
     kw.setdefault("max_tokens", MAX_TOKENS)
-    return GenerationSettings(temperature=0, seed=0, tool_choice=choice, **kw)
+    return GenerationSettings(
+        temperature=0, seed=0, tool_choice=tool_choice_from_openai(choice), **kw
+    )
 
 
 async def turn(provider: Provider, prompt: str, wanted: GenerationSettings) -> list[StreamEvent]:
@@ -148,7 +151,7 @@ def accepts(llama: Any, grammar: str, text: str) -> bool:
         llama_cpp.llama_sampler_free(sampler)
 
 
-def gbnf(choice: ToolChoice, *, parallel: bool = True, constrain_auto: bool = False) -> str:
+def gbnf(choice: OpenAIToolChoice, *, parallel: bool = True, constrain_auto: bool = False) -> str:
     wanted = grammar_spec(
         TOOLS, settings(choice, parallel_tool_calls=parallel), constrain_auto=constrain_auto
     )

@@ -36,6 +36,7 @@ from farmhand.messages import (
 from farmhand.models.assemble import ensure_model
 from farmhand.providers.base import GenerationSettings
 from farmhand.providers.openai_compat import OpenAICompatProvider
+from farmhand.tools.choice import ToolChoice
 from farmhand.tools.definition import ToolDefinition
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
@@ -151,7 +152,7 @@ async def test_streams_text_then_one_finish(server: str) -> None:
 
 
 async def test_forced_tool_call_streams_back_under_the_farmhand_name(server: str) -> None:
-    choice = {"type": "function", "function": {"name": WEATHER.name}}
+    choice = ToolChoice.tool(WEATHER.name)
     settings = GenerationSettings(temperature=0.0, seed=0, max_tokens=64, tool_choice=choice)
     ask = [Message.user("What is the weather like in Paris right now?")]
     events = await _collect(_provider(server), ask, [WEATHER], settings)

@@ -1,6 +1,6 @@
 """`farmhand eval` as a command: targets side by side, --json for CI, --fail-under, errors.
 
-The provider is the scripted one (`build_provider` replaced): these tests are about the
+The provider is the scripted one (`provider_for` replaced): these tests are about the
 command, not a model; tests/e2e/test_eval_real_model.py runs the real one.
 """
 
@@ -36,7 +36,7 @@ def built(monkeypatch: pytest.MonkeyPatch) -> list[ModelConfig]:
             return ScriptedProvider([Step.text("no idea")] * len(SUITE.cases))
         return perfect_model(SUITE)
 
-    monkeypatch.setattr(eval_cli, "build_provider", build)
+    monkeypatch.setattr(eval_cli, "provider_for", build)
     return models
 
 

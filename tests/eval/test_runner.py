@@ -16,6 +16,7 @@ from farmhand.eval.scoring import TargetSummary
 from farmhand.eval.suite import BUILTIN, load_suite
 from farmhand.messages import Message, ToolCall, Usage
 from farmhand.providers.scripted import ScriptedProvider, Step
+from farmhand.tools.choice import AUTO
 from farmhand.tools.definition import ToolDefinition
 from farmhand.toolsets.mcp.discovery import DISCOVER
 
@@ -45,7 +46,7 @@ async def test_each_turn_gets_the_case_conversation_tools_and_greedy_settings() 
     assert request.messages == case.messages
     assert request.tools == case.tools
     assert (request.settings.temperature, request.settings.seed) == (0.0, 7)
-    assert request.settings.tool_choice == "auto"
+    assert request.settings.tool_choice == AUTO
 
 
 async def test_a_wrong_model_fails_each_kind_for_its_reason() -> None:

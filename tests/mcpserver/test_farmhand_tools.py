@@ -20,7 +20,7 @@ from farmhand.mcpserver.farmhand_tools import build_server
 from farmhand.messages import ToolCall
 from farmhand.providers.base import Provider
 from farmhand.providers.scripted import ScriptedProvider, Step
-from farmhand.server.state import ServerState
+from farmhand.service.state import ServiceState
 from farmhand.toolsets.mcp.pool import MCPPool
 
 pytestmark = pytest.mark.anyio
@@ -74,7 +74,7 @@ async def farm(home: Path) -> AsyncIterator[Farm]:
         built.append(model.name)
         return script
 
-    state = ServerState(
+    state = ServiceState(
         config=scripted_config(pantry_server(), request_dirs=[home]),
         home=home,
         pool=MCPPool(),

@@ -10,7 +10,7 @@ from farmhand.prompting.guidance import (
     answer_turn,
     results_to_answer,
 )
-from farmhand.prompting.prompt_based import with_tools_block
+from farmhand.providers.prompt_based import with_tools_block
 
 CALL = ToolCall("list_directory", {"path": "examples"}, id="c1")
 

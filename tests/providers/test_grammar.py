@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from farmhand.errors import ProviderError
-from farmhand.providers.base import GenerationSettings, ToolChoice
+from farmhand.errors import ConfigError, ProviderError
+from farmhand.providers.base import GenerationSettings
 from farmhand.providers.grammar import (
     GrammarCache,
     GrammarSpec,
@@ -19,7 +19,9 @@ from farmhand.providers.grammar import (
     grammar_spec,
     normalize_arguments_schema,
 )
+from farmhand.tools.choice import ToolChoice
 from farmhand.tools.definition import ToolDefinition
+from farmhand.tools.formats import OpenAIToolChoice, tool_choice_from_openai
 
 WEATHER = ToolDefinition(
     "get_weather",
@@ -53,16 +55,18 @@ def rules(text: str) -> dict[str, str]:
 
 def spec(
     tools: list[ToolDefinition],
-    choice: ToolChoice = "required",
+    choice: OpenAIToolChoice = "required",
     *,
     parallel: bool = True,
     constrain_auto: bool = False,
 ) -> GrammarSpec | None:
-    settings = GenerationSettings(tool_choice=choice, parallel_tool_calls=parallel)
+    settings = GenerationSettings(
+        tool_choice=tool_choice_from_openai(choice), parallel_tool_calls=parallel
+    )
     return grammar_spec(tools, settings, constrain_auto=constrain_auto)
 
 
-def grammar(tools: list[ToolDefinition], choice: ToolChoice = "required", **kw: Any) -> str:
+def grammar(tools: list[ToolDefinition], choice: OpenAIToolChoice = "required", **kw: Any) -> str:
     wanted = spec(tools, choice, **kw)
     assert wanted is not None
     return build_tool_grammar(wanted).text
@@ -119,8 +123,10 @@ def test_named_choice_may_leave_out_the_server_prefix() -> None:
 def test_named_choice_of_an_unknown_tool_says_which_tools_there_are() -> None:
     with pytest.raises(ProviderError, match="get_weather, add_numbers, files:search_files"):
         spec(THREE, {"type": "function", "function": {"name": "nope"}})
-    with pytest.raises(ProviderError, match="names no function"):
-        spec(THREE, {"type": "function"})
+    with pytest.raises(ConfigError, match="is not an OpenAI tool_choice"):
+        spec(THREE, {"type": "function"})  # names no function: refused before any grammar
+    with pytest.raises(ValueError, match="names a tool exactly when"):
+        ToolChoice("tool")
 
 
 def test_auto_is_constrained_only_when_asked() -> None:

@@ -30,6 +30,7 @@ from farmhand.messages import (
 )
 from farmhand.providers.base import GenerationSettings, Provider
 from farmhand.providers.openai_compat import OpenAICompatProvider
+from farmhand.tools.choice import ToolChoice
 from farmhand.tools.definition import ToolDefinition
 
 pytestmark = pytest.mark.anyio
@@ -206,7 +207,7 @@ async def test_request_body_converts_history_tools_and_settings() -> None:
         max_tokens=64,
         seed=7,
         stop=("END",),
-        tool_choice={"type": "function", "function": {"name": "weather:get_current"}},
+        tool_choice=ToolChoice.tool("weather:get_current"),
         parallel_tool_calls=False,
     )
     await run(provider, history, [WEATHER, READ_FILE], settings)
@@ -286,7 +287,7 @@ async def test_without_tools_no_tool_fields_and_no_unset_settings() -> None:
 @pytest.mark.parametrize("choice", ["auto", "none", "required"])
 async def test_string_tool_choice_is_sent_as_is(choice: str) -> None:
     server = Server(recording("openai_text.sse"))
-    await run(server.provider(), settings=GenerationSettings(tool_choice=choice))  # type: ignore[arg-type]
+    await run(server.provider(), settings=GenerationSettings(tool_choice=ToolChoice(choice)))  # type: ignore[arg-type]
     assert server.sent["tool_choice"] == choice
     assert server.sent["parallel_tool_calls"] is True
 

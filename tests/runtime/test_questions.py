@@ -22,8 +22,8 @@ from farmhand.messages import Message, ToolCall
 from farmhand.providers.scripted import ScriptedProvider, Step
 from farmhand.runtime.events import (
     InputRequested,
-    LoopEvent,
     LoopFinished,
+    PausingEvent,
     ToolCallFinished,
     ToolCallStarted,
 )
@@ -55,12 +55,12 @@ async def conversation(
     steps: list[Step],
     respond: Respond,
     answers: PendingAnswers | None = None,
-) -> tuple[list[LoopEvent], ScriptedProvider]:
+) -> tuple[list[PausingEvent], ScriptedProvider]:
     """Run one loop over `servers` with the relay as its asker; `respond` answers each
     question as it is read (None: leave it unanswered)."""
     answers = answers or PendingAnswers()
     provider = ScriptedProvider(steps)
-    events: list[LoopEvent] = []
+    events: list[PausingEvent] = []
     async with MCPPool() as pool, QuestionRelay(answers) as relay, AsyncExitStack() as stack:
         opener = ServerToolsets(ToolSettings(tool_timeout=20), pool=pool, asker=relay)
         router = ToolRouter(await opener.enter_all(stack, servers))
@@ -76,12 +76,12 @@ async def conversation(
     return events, provider
 
 
-def kinds(events: list[LoopEvent]) -> list[str]:
+def kinds(events: list[PausingEvent]) -> list[str]:
     shown = (ToolCallStarted, InputRequested, ToolCallFinished, LoopFinished)
     return [type(e).__name__ for e in events if isinstance(e, shown)]
 
 
-def results(events: list[LoopEvent]) -> list[str]:
+def results(events: list[PausingEvent]) -> list[str]:
     return [e.result.content for e in events if isinstance(e, ToolCallFinished)]
 
 

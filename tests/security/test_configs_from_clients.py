@@ -19,7 +19,7 @@ from tests.security.conftest import Farm
 from tests.server.live import LiveServer, scripted_config
 
 from farmhand.server.app import create_app
-from farmhand.server.projects import API_MARKER
+from farmhand.service.projects import API_MARKER
 
 SECRET = "sk-operator-secret-123"
 

@@ -20,6 +20,7 @@ from farmhand.messages import Message, StreamEvent, ToolCall, Usage
 from farmhand.providers.base import GenerationSettings, Provider
 from farmhand.providers.scripted import ScriptedProvider, Step
 from farmhand.server.app import create_app
+from farmhand.tools.choice import ToolChoice
 from farmhand.tools.definition import ToolDefinition
 
 WEATHER_TOOL = {
@@ -273,7 +274,7 @@ def test_tool_choice_and_parallel_tool_calls_reach_the_model(farm: Farm) -> None
     )
     assert reply.choices[0].finish_reason == "tool_calls"
     settings = farm.script.requests[0].settings
-    assert settings.tool_choice == {"type": "function", "function": {"name": "get_weather"}}
+    assert settings.tool_choice == ToolChoice.tool("get_weather")
     assert settings.parallel_tool_calls is False
 
 

@@ -14,7 +14,7 @@ from tests.server.ollama_serving import make_config, serving
 from farmhand.messages import Message, StreamEvent, TextDelta
 from farmhand.providers.base import GenerationSettings
 from farmhand.providers.scripted import ScriptedProvider, Step
-from farmhand.server.tasks import DATABASE_NAME, INTERRUPTED, TaskStore, iso_time
+from farmhand.service.tasks import DATABASE_NAME, INTERRUPTED, TaskStore, iso_time
 from farmhand.tools.definition import ToolDefinition
 
 

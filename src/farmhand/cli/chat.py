@@ -6,7 +6,7 @@ import dataclasses
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 import anyio
 import typer
@@ -14,9 +14,10 @@ from rich.markup import escape
 
 from farmhand.cli.asking import TerminalAsker
 from farmhand.cli.common import ConfigOption, console, err_console, user_errors
+from farmhand.cli.loading import load_with_progress
 from farmhand.config.loader import find_config, load_config
-from farmhand.errors import ConfigError
-from farmhand.providers.base import GenerationSettings, ToolChoice
+from farmhand.errors import ConfigError, UnknownToolError
+from farmhand.providers.base import GenerationSettings
 from farmhand.runtime.events import (
     LoopEvent,
     LoopFinished,
@@ -24,9 +25,9 @@ from farmhand.runtime.events import (
     ToolCallFinished,
     ToolCallStarted,
 )
-from farmhand.runtime.executor import resolve_tool_name
 from farmhand.runtime.loop import run_loop
-from farmhand.runtime.session import ChatSession, session_for
+from farmhand.runtime.session import ChatSession, resolve_tool_choice, session_for
+from farmhand.tools.choice import ToolChoice, ToolChoiceMode
 from farmhand.tools.definition import ToolDefinition
 from farmhand.tools.loading import load_tools
 from farmhand.toolsets.mcp.known_servers import filesystem_server
@@ -81,6 +82,7 @@ def chat(
             folder_servers=[filesystem_server(tools)] if tools else [],
             model_path=model_path,
             client_tools=client_tools,
+            load=load_with_progress,
             progress=True,
             asker=TerminalAsker(err_console),
         )
@@ -144,28 +146,20 @@ def parse_tool_choice(value: str) -> ToolChoice:
     """`auto`, `none`, `required`, or a tool's name (which the model must then call)."""
     value = value.strip()
     if value in ("auto", "none", "required"):
-        return value  # type: ignore[return-value]
+        return ToolChoice(cast(ToolChoiceMode, value))
     if not value:
         raise ConfigError("--tool-choice needs auto, none, required or a tool name")
-    return {"type": "function", "function": {"name": value}}
+    return ToolChoice.tool(value)
 
 
 def check_tool_choice(choice: ToolChoice, tools: Sequence[ToolDefinition]) -> ToolChoice:
     """The choice, with a named tool given its full `server:tool` name; ConfigError if it
     names no tool or requires one when there are none."""
-    names = [t.name for t in tools]
-    if choice == "required" and not names:
-        raise ConfigError("--tool-choice required, but the model has no tools (add --tools DIR)")
-    if not isinstance(choice, dict):
-        return choice
-    wanted = choice["function"]["name"]
-    resolved = resolve_tool_name(wanted, names)
-    if resolved is None:
-        raise ConfigError(
-            f"--tool-choice names {wanted!r}, which is not one of the tools:"
-            f" {', '.join(names) or 'none'}"
-        )
-    return {"type": "function", "function": {"name": resolved}}
+    try:
+        return resolve_tool_choice(choice, tools)
+    except UnknownToolError as exc:
+        hint = " (add --tools DIR)" if choice.mode == "required" else ""
+        raise ConfigError(f"--tool-choice: {exc}{hint}") from None
 
 
 def render_pending(result: LoopFinished) -> None:

@@ -10,13 +10,14 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from farmhand.cli.common import ConfigOption, console, err_console, fail, user_errors
+from farmhand.cli.loading import load_with_progress
 from farmhand.config.loader import find_config, load_config
 from farmhand.eval.report import as_json, failures_table, table
 from farmhand.eval.runner import run_suite
 from farmhand.eval.scoring import ItemResult, TargetSummary
 from farmhand.eval.suite import Suite, load_suite
 from farmhand.eval.targets import Target, parse_target
-from farmhand.runtime.session import build_provider
+from farmhand.providers.factory import provider_for
 
 
 def eval_command(
@@ -74,7 +75,9 @@ def eval_command(
 
 
 def _evaluate(target: Target, suite: Suite, *, quiet: bool) -> TargetSummary:
-    provider = build_provider(target.model, progress=not quiet)
+    provider = provider_for(
+        target.model, load=None if quiet else load_with_progress, progress=not quiet
+    )
     columns = (
         TextColumn(f"{target.label}"),
         BarColumn(),

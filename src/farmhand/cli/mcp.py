@@ -32,10 +32,10 @@ def serve(config: ConfigOption = None) -> None:
 async def _serve(config: FarmhandConfig) -> None:
     from farmhand.mcpserver.farmhand_tools import build_server
     from farmhand.mcpserver.llama_tools import llama_tools_for
-    from farmhand.server.state import ServerState
+    from farmhand.service.state import ServiceState
     from farmhand.toolsets.mcp.pool import MCPPool
 
-    state = ServerState(
+    state = ServiceState(
         config=config,
         home=farmhand_home(),
         pool=MCPPool(call_timeout=config.runtime.tool_timeout),

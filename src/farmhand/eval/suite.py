@@ -39,9 +39,9 @@ from typing import Any
 
 from farmhand.errors import ConfigError
 from farmhand.messages import Message, ToolCall
-from farmhand.providers.base import ToolChoice
+from farmhand.tools.choice import AUTO, ToolChoice
 from farmhand.tools.definition import ToolDefinition
-from farmhand.tools.formats import require_openai_tool_choice
+from farmhand.tools.formats import tool_choice_from_openai
 from farmhand.tools.loading import load_tools
 
 BUILTIN = "builtin"
@@ -70,7 +70,7 @@ class EvalCase:
     tools: tuple[ToolDefinition, ...]
     expected: tuple[ExpectedCall, ...]  # empty: the turn must answer without calling
     answer_contains: tuple[str, ...] = ()
-    tool_choice: ToolChoice = "auto"
+    tool_choice: ToolChoice = AUTO
     # Decides whether the calls are right, instead of matching `expected` (BFCL's checker);
     # returns None for right, else what is wrong.
     judge: Callable[[Sequence[ToolCall]], str | None] | None = field(default=None, compare=False)
@@ -178,7 +178,7 @@ def _case(
         answer = [answer]
     if not isinstance(answer, list) or not all(isinstance(a, str) for a in answer):
         raise ConfigError("`answer_contains` must be a string or a list of strings")
-    choice = require_openai_tool_choice(data.get("tool_choice", "auto"))
+    choice = tool_choice_from_openai(data.get("tool_choice", "auto"))
     tools = _tools(data.get("tools", []), toolsets, base_dir)
     expected = tuple(_expected_call(c, i) for i, c in enumerate(data["expected"]))
     offered = {t.name for t in tools}
@@ -195,7 +195,7 @@ def _case(
         tools=tools,
         expected=expected,
         answer_contains=tuple(answer),
-        tool_choice=choice,  # type: ignore[arg-type]  # an OpenAI choice is a ToolChoice
+        tool_choice=choice,
     )
 
 

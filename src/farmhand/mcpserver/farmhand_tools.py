@@ -10,7 +10,7 @@ as the HTTP API (`{"total", "projects"}`, `{"project"}`, an OpenAI `chat.complet
 OpenAI's model list, Ollama's tool search). RAG is not farmhand's business, so there is no
 RAG query tool. `search_tools` is farmhand's own (the Ollama MCP API's `/api/tools/search`).
 
-The tools read the ServerState through a getter, so the same server runs inside
+The tools read the ServiceState through a getter, so the same server runs inside
 `farmhand serve` (streamable HTTP at /mcp, see `mcpserver.http`) and on its own over stdio
 (`farmhand mcp serve`). A failure a caller can fix comes back as a tool error whose text
 says what to fix, never as a protocol error.
@@ -26,16 +26,17 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
+from farmhand.dialects.openai_chat import parse_chat
+from farmhand.dialects.openai_completion import completion_body
 from farmhand.errors import FarmhandError
 from farmhand.mcpserver.llama_tools import LlamaTools, register_llama_tools
 from farmhand.mcpserver.results import ToolServer
-from farmhand.server.chat import admit_servers
-from farmhand.server.ollama_api import search, tools_body
-from farmhand.server.projects import ProjectStore, state_for, store_for
-from farmhand.server.projects_api import complete
-from farmhand.server.state import ServerState
+from farmhand.service.chat import complete_chat
+from farmhand.service.projects import ProjectStore, state_for, store_for
+from farmhand.service.state import ServiceState
+from farmhand.service.tool_search import search_tools as search_tools_of
 
-StateGetter = Callable[[], ServerState]
+StateGetter = Callable[[], ServiceState]
 READ_ONLY = ToolAnnotations(read_only_hint=True)
 """Tools that only read: a client may offer them where writing is not allowed."""
 
@@ -55,7 +56,7 @@ OptionalProject = Annotated[
 
 
 def build_server(get_state: StateGetter, llama: LlamaTools | None = None) -> MCPServer:
-    """An MCPServer with farmhand's tools, over whatever ServerState `get_state` returns,
+    """An MCPServer with farmhand's tools, over whatever ServiceState `get_state` returns,
     and the llama_* tools when `llama` is given (the config has a `llama_server:` section)."""
     server: MCPServer = ToolServer(
         "farmhand",
@@ -73,7 +74,7 @@ def build_server(get_state: StateGetter, llama: LlamaTools | None = None) -> MCP
     def store() -> ProjectStore:
         return store_for(get_state())
 
-    def state_of(namespace: str | None, project: str | None) -> ServerState:
+    def state_of(namespace: str | None, project: str | None) -> ServiceState:
         state = get_state()
         if project is None:
             return state
@@ -147,7 +148,9 @@ def build_server(get_state: StateGetter, llama: LlamaTools | None = None) -> MCP
             }
             if max_tool_rounds is not None:
                 body["max_tool_rounds"] = max_tool_rounds
-            return await complete(state, body)
+            parsed = parse_chat(body)
+            outcome = await complete_chat(state, parsed.chat)
+            return completion_body(parsed, outcome.finished, outcome.reasoning)
 
     @server.tool(annotations=READ_ONLY)
     def list_models(
@@ -177,10 +180,8 @@ def build_server(get_state: StateGetter, llama: LlamaTools | None = None) -> MCP
         """Find tools of the configured (or the project's) MCP servers, best match first:
         {tools: [{server, name, description, parameters}], pattern, total}."""
         with _ToolErrors():
-            state = state_of(namespace, project)
-            servers = admit_servers(state, list(state.config.mcp.servers))
-            tools, problems = await search(state, servers, pattern)
-            return {**tools_body(tools, problems), "pattern": pattern}
+            found = await search_tools_of(state_of(namespace, project), pattern)
+            return found.to_json()
 
     if llama is not None:
         register_llama_tools(server, llama)

@@ -312,6 +312,21 @@ class CursorParser(FamilyParser):
             return False
         return True
 
+    def _between_calls(self, final: bool, *nexts: tuple[str, str]) -> bool:
+        """Between calls of a block: past whitespace, the first (token, mode) of `nexts`
+        whose token is there, or, when none is and none can still arrive, text again."""
+        if not self._skip_whitespace():
+            return False
+        for token, mode in nexts:
+            if self._starts(token):
+                self._at += len(token)
+                self._mode = mode
+                return True
+        if not final and any(self._may_become(token) for token, _ in nexts):
+            return False
+        self._mode = "text"
+        return True
+
     def _certain(self, markers: Sequence[str], final: bool) -> int:
         """Where the text that cannot be the start of a marker ends."""
         if final:

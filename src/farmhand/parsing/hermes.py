@@ -236,10 +236,11 @@ class HermesParser(FamilyParser):
             self._call_started(self._name)
         end = self._args.feed(self.buf)
         if self._args.invalid:
-            # No JSON after the name: a broken call; what follows is read as text again.
+            # No JSON after the name: a broken call; what follows is read as text again,
+            # without the whitespace after the call (however the chunks fell).
             error = f"after <function={self._name}> the arguments must follow as a JSON object"
             self._call_done(broken_call(self._name, error))
-            self._mode = "text"
+            self._mode = "after"
             return True
         self.buf = "" if end is None else self.buf[end:]
         self._call_progress(self._args)

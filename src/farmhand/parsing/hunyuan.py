@@ -53,17 +53,7 @@ class HunyuanParser(CursorParser):
 
     def _in_block(self, final: bool) -> bool:
         """Between calls: the next call, the block's end, or (neither) text again."""
-        if not self._skip_whitespace():
-            return False
-        for token, mode in ((CALL_BEGIN, "head"), (CALLS_END, "after")):
-            if self._starts(token):
-                self._at += len(token)
-                self._mode = mode
-                return True
-        if not final and (self._may_become(CALL_BEGIN) or self._may_become(CALLS_END)):
-            return False
-        self._mode = "text"
-        return True
+        return self._between_calls(final, (CALL_BEGIN, "head"), (CALLS_END, "after"))
 
     def _in_head(self, final: bool) -> bool:
         """The name, up to its line's end (or the fence, or the arguments' brace)."""

@@ -57,17 +57,7 @@ class KimiK2Parser(CursorParser):
 
     def _in_section(self, final: bool) -> bool:
         """Between calls: the next call, the section's end, or (neither) text again."""
-        if not self._skip_whitespace():
-            return False
-        for token, mode in ((CALL_BEGIN, "head"), (SECTION_END, "after")):
-            if self._starts(token):
-                self._at += len(token)
-                self._mode = mode
-                return True
-        if not final and (self._may_become(CALL_BEGIN) or self._may_become(SECTION_END)):
-            return False
-        self._mode = "text"
-        return True
+        return self._between_calls(final, (CALL_BEGIN, "head"), (SECTION_END, "after"))
 
     def _in_head(self, final: bool) -> bool:
         """`functions.NAME:0`, up to the arguments' token."""

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from farmhand.messages import Message, StreamEvent
+from farmhand.tools.choice import AUTO, ToolChoice
 from farmhand.tools.definition import ToolDefinition
-
-ToolChoice = Literal["auto", "none", "required"] | dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -20,8 +19,12 @@ class GenerationSettings:
     max_tokens: int | None = None
     seed: int | None = None
     stop: tuple[str, ...] = ()
-    tool_choice: ToolChoice = "auto"
+    tool_choice: ToolChoice = AUTO
     parallel_tool_calls: bool = True
+    stream: bool = True
+    """False when the caller takes the turn whole (a non-streaming API request): a backend
+    may then answer in one piece, which costs less to send and read. The events are the
+    same either way."""
 
 
 @runtime_checkable

@@ -40,7 +40,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from farmhand.errors import ProviderError
 from farmhand.messages import Message, StreamEvent
-from farmhand.providers.base import GenerationSettings, ToolChoice
+from farmhand.providers.base import GenerationSettings
 from farmhand.tools.definition import ToolDefinition
 from farmhand.tools.schema import map_subschemas, normalize_schema
 
@@ -122,30 +122,15 @@ def grammar_spec(
     Raises ProviderError when tool_choice names a function that is not among `tools`.
     """
     choice = settings.tool_choice
-    if choice == "none" or not tools:
+    if choice.mode == "none" or not tools:
         return None
-    named = chosen_function(choice)
-    if named is not None:
-        return GrammarSpec((find_tool(tools, named),), True, settings.parallel_tool_calls)
-    if choice == "required":
+    if choice.name is not None:
+        return GrammarSpec((find_tool(tools, choice.name),), True, settings.parallel_tool_calls)
+    if choice.mode == "required":
         return GrammarSpec(tuple(tools), True, settings.parallel_tool_calls)
     if constrain_auto:
         return GrammarSpec(tuple(tools), False, settings.parallel_tool_calls)
     return None
-
-
-def chosen_function(choice: ToolChoice) -> str | None:
-    """The function name a tool_choice names, or None for auto / none / required."""
-    if isinstance(choice, str):
-        return None
-    function = choice.get("function")
-    name = (function.get("name") if isinstance(function, dict) else None) or choice.get("name")
-    if not isinstance(name, str) or not name:
-        raise ProviderError(
-            f"tool_choice {choice!r} names no function; use"
-            ' {"type": "function", "function": {"name": ...}}'
-        )
-    return name
 
 
 def find_tool(tools: Sequence[ToolDefinition], name: str) -> ToolDefinition:

@@ -37,7 +37,6 @@ from farmhand.messages import Finish, Message, StreamEvent, TextDelta, ToolCallE
 from farmhand.parsing.base import ParserOptions
 from farmhand.parsing.registry import detect_family, parser_for, prefill_of, resolve_family
 from farmhand.prompting.guidance import answer_turn, results_to_answer
-from farmhand.prompting.prompt_based import with_tools_block
 from farmhand.prompting.templates import render_chat_template
 from farmhand.providers.base import GenerationSettings
 from farmhand.providers.call_gate import GateThresholds, TurnGate, turn_gate
@@ -56,6 +55,8 @@ from farmhand.providers.llama_sampling import (
     sample_tokens,
 )
 from farmhand.providers.prefix_cache import PrefixCache, head_length
+from farmhand.providers.prompt_based import with_tools_block
+from farmhand.tools.choice import NONE
 from farmhand.tools.definition import ToolDefinition
 
 DEFAULT_N_CTX = 4096
@@ -171,11 +172,11 @@ class LlamaCppProvider:
         ones rendered through the chat template (the prompt-based strategy passes `tools=[]`
         and its tools here); the turn is then constrained in the Hermes format whatever the
         template, and the calls are read back with those names."""
-        answer_now = self.answer_after_results and settings.tool_choice == "auto" and tools
+        answer_now = self.answer_after_results and settings.tool_choice.mode == "auto" and tools
         if answer_now and results_to_answer(messages):
             messages = answer_turn(messages)
-            settings = dataclasses.replace(settings, tool_choice="none")
-        none = settings.tool_choice == "none"
+            settings = dataclasses.replace(settings, tool_choice=NONE)
+        none = settings.tool_choice.mode == "none"
         offered = [] if none else list(tools)
         callable_tools = offered if grammar_tools is None or none else list(grammar_tools)
         if self.tool_rules and callable_tools:
@@ -213,7 +214,7 @@ class LlamaCppProvider:
                 yield event
             await self._prepare_head(messages, offered, prompt_tokens)
             gate: TurnGate | None = None
-            if self.call_gate and callable_tools and settings.tool_choice == "auto":
+            if self.call_gate and callable_tools and settings.tool_choice.mode == "auto":
                 gate = turn_gate(self.llama, self.call_gate, after_result=_after_result(messages))
                 gate.end_tokens = self._end_tokens
             sampling = self._sampling(settings, spec, gate)
@@ -257,7 +258,7 @@ class LlamaCppProvider:
             settings.temperature if settings.temperature is not None else self.default_temperature
         )
         built = self._grammars.get(spec) if spec is not None else None
-        lazy = settings.tool_choice == "auto" and built is not None
+        lazy = settings.tool_choice.mode == "auto" and built is not None
         trigger = LazyTrigger((_CALL_TRIGGER,), tuple(self._call_tag_tokens())) if lazy else None
         return Sampling(temperature, settings.seed, built.text if built else None, trigger, steer)
 

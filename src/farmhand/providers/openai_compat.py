@@ -30,6 +30,7 @@ from farmhand.messages import (
 from farmhand.providers.base import GenerationSettings
 from farmhand.providers.names import ToolNameMap
 from farmhand.providers.text_calls import TextCalls
+from farmhand.tools.choice import ToolChoice
 from farmhand.tools.definition import ToolDefinition
 
 # Connecting should be quick even when generating is not: an unreachable host should not
@@ -91,9 +92,10 @@ class OpenAICompatProvider:
         body.update(
             model=self.model,
             messages=[_message_to_openai(m, names) for m in messages],
-            stream=True,
-            stream_options={"include_usage": True},
+            stream=settings.stream,
         )
+        if settings.stream:
+            body["stream_options"] = {"include_usage": True}
         if tools:
             body["tools"] = [_tool_to_openai(t, names) for t in tools]
             body["tool_choice"] = _tool_choice(settings.tool_choice, names)
@@ -127,7 +129,7 @@ class OpenAICompatProvider:
                 turn = _Turn(names, self.url)
                 rescue = (
                     TextCalls(self.text_calls_family, tools, names, settings.parallel_tool_calls)
-                    if self.text_calls_family and tools and settings.tool_choice != "none"
+                    if self.text_calls_family and tools and settings.tool_choice.mode != "none"
                     else None
                 )
                 if response.headers.get("content-type", "").startswith("application/json"):
@@ -252,14 +254,11 @@ def _tool_to_openai(tool: ToolDefinition, names: ToolNameMap) -> dict[str, Any]:
     return spec
 
 
-def _tool_choice(choice: str | dict[str, Any], names: ToolNameMap) -> str | dict[str, Any]:
-    if isinstance(choice, str):
-        return choice
-    # {"type": "function", "function": {"name": ...}}; a bare {"name": ...} is accepted too.
-    name = choice.get("function", {}).get("name") or choice.get("name")
-    if not isinstance(name, str):
-        raise ProviderError(f"tool_choice {choice!r} names no function")
-    return {"type": "function", "function": {"name": names.to_provider(name)}}
+def _tool_choice(choice: ToolChoice, names: ToolNameMap) -> str | dict[str, Any]:
+    """OpenAI's spelling, with a forced tool under the name the backend knows it by."""
+    if choice.name is None:
+        return choice.mode
+    return {"type": "function", "function": {"name": names.to_provider(choice.name)}}
 
 
 # Finish reasons farmhand knows; anything else (content_filter, ...) ends the turn as "stop".

@@ -96,6 +96,9 @@ LoopEvent = (
     | ToolCallWriting
     | ToolCallStarted
     | ToolCallFinished
-    | InputRequested
     | LoopFinished
 )
+"""What `run_loop` yields."""
+
+PausingEvent = LoopEvent | InputRequested
+"""What a loop run through `QuestionRelay` yields: the loop's events, and its questions."""

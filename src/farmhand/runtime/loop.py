@@ -19,6 +19,7 @@ from farmhand.messages import (
     ToolResult,
     Usage,
 )
+from farmhand.prompting.guidance import answer_turn
 from farmhand.providers.base import GenerationSettings, Provider
 from farmhand.runtime.events import (
     LoopEvent,
@@ -34,10 +35,10 @@ from farmhand.runtime.events import (
 )
 from farmhand.runtime.executor import Outcome, ToolRouter
 from farmhand.runtime.history import repair_history
+from farmhand.tools.choice import AUTO, NONE
 
 DEFAULT_MAX_TOOL_ROUNDS = 10
 DEFAULT_SETTINGS = GenerationSettings()
-ANSWER_REQUEST = "{question}\n\nTool results:\n{results}\n\nAnswer the question from these results."
 
 
 @dataclass
@@ -108,15 +109,17 @@ async def run_loop(
         yield TurnStarted(turn_number)
         turn = _Turn()
         prompt, turn_settings = repair_history(state.history), settings
-        # Listed again every turn: JIT discovery adds tools between turns.
+        # Listed again from the second turn on: JIT discovery adds tools between turns (the
+        # first turn's list is the one the conversation was opened with).
         router.note_conversation(state.history)
-        tools = await router.list_tools(refresh=True)
-        if state.rounds and settings.tool_choice not in ("auto", "none"):
+        tools = await router.list_tools(refresh=turn_number > 1)
+        if state.rounds and settings.tool_choice.mode not in ("auto", "none"):
             # A forced call is for the first turn; after its results the model may answer.
-            turn_settings = dataclasses.replace(settings, tool_choice="auto")
+            turn_settings = dataclasses.replace(settings, tool_choice=AUTO)
         if answer_only:
-            prompt = _answer_prompt(state.history)
-            turn_settings = dataclasses.replace(settings, tool_choice="none")
+            # Small models shown their own calls write them again instead of answering.
+            prompt = answer_turn(state.history)
+            turn_settings = dataclasses.replace(settings, tool_choice=NONE)
         writing: dict[int, ToolCallWriting] = {}  # the calls being written, by index
         async for event in provider.stream(prompt, tools, turn_settings):
             if isinstance(event, TextDelta):
@@ -203,22 +206,6 @@ def _repeat_result(call: ToolCall) -> ToolResult:
         "This exact call was already made; its result is above. Use it, or call something else.",
         is_error=True,
     )
-
-
-def _answer_prompt(history: Sequence[Message]) -> list[Message]:
-    """The question and its tool results as one plain user turn.
-
-    Small models shown their own calls in the history write the call again instead of
-    answering; without the call syntax in sight they answer.
-    """
-    last = max((i for i, m in enumerate(history) if m.role == "user"), default=-1)
-    if last < 0:
-        return list(history)
-    results = "\n\n".join(
-        f"{m.name}:\n{m.content}" for m in history[last + 1 :] if m.role == "tool"
-    )
-    request = ANSWER_REQUEST.format(question=history[last].content, results=results)
-    return [*history[:last], Message.user(request)]
 
 
 async def _execute_all(router: ToolRouter, calls: Sequence[ToolCall]) -> list[Outcome]:

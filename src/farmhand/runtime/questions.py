@@ -38,7 +38,7 @@ from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from farmhand.errors import FarmhandError
-from farmhand.runtime.events import InputRequested, LoopEvent
+from farmhand.runtime.events import InputRequested, LoopEvent, PausingEvent
 from farmhand.toolsets.mcp.elicitation import Answer, Question, answer_problem
 
 DEFAULT_ANSWER_TIMEOUT = 300.0
@@ -127,9 +127,9 @@ class QuestionRelay:
     def __init__(self, answers: PendingAnswers, *, timeout: float | None = None) -> None:
         self.answers = answers
         self.timeout = timeout
-        send, receive = anyio.create_memory_object_stream[LoopEvent]()
-        self._send: MemoryObjectSendStream[LoopEvent] = send
-        self._receive: MemoryObjectReceiveStream[LoopEvent] = receive
+        send, receive = anyio.create_memory_object_stream[PausingEvent]()
+        self._send: MemoryObjectSendStream[PausingEvent] = send
+        self._receive: MemoryObjectReceiveStream[PausingEvent] = receive
         self._group: TaskGroup | None = None
         self._stack = AsyncExitStack()
         self._error: BaseException | None = None
@@ -157,7 +157,7 @@ class QuestionRelay:
             return Answer.decline("the conversation ended before the question could be asked")
         return await self.answers.wait(request, self.timeout)
 
-    def run(self, loop: AsyncIterator[LoopEvent]) -> AsyncIterator[LoopEvent]:
+    def run(self, loop: AsyncIterator[LoopEvent]) -> AsyncIterator[PausingEvent]:
         """The loop's events with the questions among them; ends after the loop's last, and
         raises what the loop raised."""
         if self._group is None:
@@ -174,7 +174,7 @@ class QuestionRelay:
         finally:
             self._send.close()  # the reader's iteration ends
 
-    async def _events(self) -> AsyncIterator[LoopEvent]:
+    async def _events(self) -> AsyncIterator[PausingEvent]:
         async for event in self._receive:
             yield event
         if self._error is not None:

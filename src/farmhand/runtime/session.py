@@ -8,10 +8,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from farmhand.config.models import FarmhandConfig, McpServerConfig, ModelConfig
-from farmhand.errors import ConfigError
+from farmhand.errors import UnknownToolError
 from farmhand.messages import Message
 from farmhand.providers.base import Provider
-from farmhand.runtime.executor import ToolRouter
+from farmhand.providers.factory import LlamaLoader, provider_for
+from farmhand.runtime.executor import ToolRouter, resolve_tool_name
+from farmhand.tools.choice import ToolChoice
 from farmhand.tools.definition import ToolDefinition
 from farmhand.toolsets.base import Toolset
 from farmhand.toolsets.mcp.client import MCPToolset
@@ -26,77 +28,6 @@ from farmhand.toolsets.wrappers import (
     WorkingDirPaths,
     read_only_current,
 )
-
-
-def build_provider(
-    model: ModelConfig, *, model_path: Path | None = None, progress: bool = True
-) -> Provider:
-    """The provider a model entry names. Loads the embedded model (a few seconds).
-
-    `tool_call_strategy: prompt_based` wraps it in PromptBasedProvider: tools described in
-    the system prompt, `<tool_call>` tags parsed back.
-    """
-    provider = _backend(model, model_path=model_path, progress=progress)
-    if model.tool_call_strategy == "prompt_based":
-        from farmhand.prompting.prompt_based import PromptBasedProvider
-
-        return PromptBasedProvider(provider)
-    return provider
-
-
-def _backend(model: ModelConfig, *, model_path: Path | None, progress: bool) -> Provider:
-    if model.provider in ("llamacpp", "embedded"):
-        from farmhand.models.assemble import ensure_model
-        from farmhand.models.catalog import DEFAULT_MODEL
-        from farmhand.providers.llamacpp import (
-            DEFAULT_N_CTX,
-            DEFAULT_TEMPERATURE,
-            LlamaCppProvider,
-        )
-        from farmhand.runtime.loading import load_with_progress
-
-        source = str(model_path or model.model_path or model.model or DEFAULT_MODEL)
-        path = ensure_model(source, progress=progress)
-        llama = load_with_progress(path, n_ctx=model.n_ctx or DEFAULT_N_CTX, progress=progress)
-        return LlamaCppProvider(
-            llama,
-            model_name=model.model or path.stem,
-            default_temperature=DEFAULT_TEMPERATURE
-            if model.temperature is None
-            else model.temperature,
-            constrained=model.constrained,
-            tool_parser=model.tool_parser,
-            prefix_cache=model.prefix_cache,
-        )
-    if model.provider in ("openai", "universal", "ollama"):
-        from farmhand.providers.openai_compat import OpenAICompatProvider
-        from farmhand.providers.text_calls import rescue_family
-
-        base_url = model.base_url or _default_base_url(model.provider)
-        if not model.model:
-            raise ConfigError(f"model {model.name!r}: provider {model.provider} needs `model:`")
-        return OpenAICompatProvider(
-            base_url=base_url,
-            model=model.model,
-            api_key=model.api_key,
-            name=model.provider,
-            extra_params=dict(model.model_api_parameters) or None,
-            text_calls_family=rescue_family(model.tool_parser, model.model)
-            if model.text_tool_calls
-            else None,
-        )
-    raise ConfigError(
-        f"model {model.name!r}: provider {model.provider!r} is not available yet;"
-        " use llamacpp or an OpenAI-compatible endpoint (provider: openai, base_url: ...)"
-    )
-
-
-def _default_base_url(provider: str) -> str:
-    return {
-        "openai": "https://api.openai.com/v1",
-        "ollama": "http://localhost:11434/v1",
-        "universal": "http://localhost:11540/v1",
-    }[provider]
 
 
 @dataclass
@@ -192,6 +123,41 @@ class ServerToolsets:
         return ServerSource(server.name, description, lambda: self.open(server))
 
 
+async def open_router(
+    stack: AsyncExitStack,
+    opener: ServerToolsets,
+    servers: Sequence[McpServerConfig],
+    client_tools: Sequence[ToolDefinition] = (),
+) -> ToolRouter:
+    """The one way a conversation gets its tools, for every face: each server opened by
+    `opener` (pooled under `farmhand serve`, started for the chat in the CLI), the tools the
+    caller runs itself beside them, all listed once. The servers close with `stack`."""
+    toolsets = await opener.enter_all(stack, servers)
+    router = ToolRouter(toolsets, client_tools=client_tools)
+    await router.list_tools()
+    return router
+
+
+def resolve_tool_choice(
+    choice: ToolChoice, offered: Sequence[ToolDefinition], *, jit: bool = False
+) -> ToolChoice:
+    """`choice` with a named tool under its full `server:tool` name. UnknownToolError when
+    it names no tool offered, or requires a call when there are no tools. With JIT
+    discovery tools appear later, so a name is kept as given."""
+    names = [t.name for t in offered]
+    listing = ", ".join(names) or "none"
+    if choice.mode == "required" and not names and not jit:
+        raise UnknownToolError("tool_choice required, but no tools are offered")
+    if choice.name is None or jit:
+        return choice
+    resolved = resolve_tool_name(choice.name, names)
+    if resolved is None:
+        raise UnknownToolError(
+            f"tool_choice names {choice.name!r}, which is not one of the tools offered: {listing}"
+        )
+    return ToolChoice.tool(resolved)
+
+
 @dataclass
 class ChatSession:
     """A provider, connected toolsets and the opening messages for one model.
@@ -221,12 +187,9 @@ class ChatSession:
     async def __aenter__(self) -> ChatSession:
         settings = self.tools or ToolSettings(tool_timeout=self.tool_timeout)
         opener = ServerToolsets(settings, self.folder_servers, asker=self.asker)
+        client_tools = [*self.model.tool_definitions(), *self.client_tools]
         try:
-            toolsets = await opener.enter_all(self._stack, self.servers)
-            self.router = ToolRouter(
-                toolsets, client_tools=[*self.model.tool_definitions(), *self.client_tools]
-            )
-            await self.router.list_tools()
+            self.router = await open_router(self._stack, opener, self.servers, client_tools)
         except BaseException:
             await self._stack.aclose()
             raise
@@ -260,12 +223,14 @@ def session_for(
     extra_system: str | None = None,
     model_path: Path | None = None,
     client_tools: Sequence[ToolDefinition] = (),
-    progress: bool = True,
+    load: LlamaLoader | None = None,
+    progress: bool = False,
     jit: bool | None = None,
     asker: Asker | None = None,
 ) -> ChatSession:
+    """The session for `model_name`; `load` and `progress` as in `provider_for`."""
     model = config.model(model_name)
-    provider = build_provider(model, model_path=model_path, progress=progress)
+    provider = provider_for(model, model_path=model_path, load=load, progress=progress)
     prompt = "\n\n".join(p for p in (config.system_prompt(model), extra_system) if p) or None
     return ChatSession(
         provider=provider,

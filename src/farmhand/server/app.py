@@ -1,5 +1,5 @@
 """`create_app(config)`: the ASGI app behind `farmhand serve`. No module-level state: every
-app owns its ServerState (config, providers, MCP pool), kept on `app.state.farmhand`.
+app owns its ServiceState (config, providers, MCP pool), kept on `app.state.farmhand`.
 
 Routes: OpenAI's dialect (/v1), projects (/v1/projects), Ollama's (/api), farmhand's own
 MCP server (/mcp). Every route sits behind the same middleware, outermost first:
@@ -28,15 +28,16 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from farmhand.config.models import FarmhandConfig
+from farmhand.errors import RequestError
 from farmhand.mcpserver.http import mcp_endpoint
 from farmhand.mcpserver.llama_tools import llama_tools_for
 from farmhand.paths import farmhand_home
-from farmhand.server import ollama_api, openai_api, projects_api
+from farmhand.server import ollama_api, openai_api, projects_api, responses_api
 from farmhand.server.auth import GateMiddleware, api_keys_from_env, max_body_from_env
 from farmhand.server.browser_guard import BrowserGuard, HostRule
-from farmhand.server.errors import RequestError, dialect_for_path, error_response
+from farmhand.server.errors import dialect_for_path, error_response
 from farmhand.server.openapi import openapi_document
-from farmhand.server.state import ProviderFactory, ServerState, default_provider_factory
+from farmhand.service.state import ProviderFactory, ServiceState, default_provider_factory
 from farmhand.toolsets.mcp.pool import MCPPool
 
 
@@ -60,7 +61,7 @@ def create_app(
         else frozenset(k for k in api_keys if k)
     )
     limit = max_body_from_env() if max_body_bytes is None else max_body_bytes
-    state = ServerState(
+    state = ServiceState(
         config=config,
         home=home or farmhand_home(),
         pool=MCPPool(
@@ -125,6 +126,7 @@ def _routes() -> list[BaseRoute]:
         Route("/health", _health, methods=["GET"]),
         Route("/openapi.json", _openapi, methods=["GET"]),
         *openai_api.routes(),
+        *responses_api.routes(),
         *projects_api.routes(),
         *ollama_api.routes(),
     ]

@@ -24,7 +24,8 @@ from dataclasses import dataclass
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from farmhand.server.errors import RequestError, dialect_for_path, error_response
+from farmhand.errors import RequestError
+from farmhand.server.errors import dialect_for_path, error_response
 
 OPEN_PATHS = frozenset({"/", "/health"})
 """Paths that answer whoever asks (liveness checks)."""

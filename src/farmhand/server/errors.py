@@ -26,37 +26,19 @@ from starlette.responses import JSONResponse
 
 from farmhand.errors import (
     ConfigError,
-    FarmhandError,
     LoopError,
     ModelError,
     PolicyError,
     ProviderError,
+    RequestError,
     ToolError,
     ToolServerError,
+    UnknownModelError,
 )
 
 log = logging.getLogger("farmhand.server")
 
 Dialect = Literal["openai", "ollama", "mcp"]
-
-
-class RequestError(FarmhandError):
-    """The request is wrong in a way the client can fix; `param` names the field."""
-
-    status = 400
-
-    def __init__(
-        self, message: str, *, param: str | None = None, code: str | None = None, status: int = 0
-    ) -> None:
-        super().__init__(message)
-        self.param = param
-        self.code = code
-        if status:
-            self.status = status
-
-
-class UnknownModelError(ConfigError):
-    """The request names a model the config does not have (the message lists those it has)."""
 
 
 class AuthError(RequestError):

@@ -6,49 +6,39 @@ Every chat is a task (`tasks.py`): its id and status ride on every response line
 calls farmhand ran on MCP servers are reported in `tool_results` when the request asks
 for them with `include_tool_results`.
 
-A streamed chat runs inside its response (`_StreamedChat`), in one task from the first
-model turn to the last line, so a failure before the first line is still an HTTP error
-with its own status, and one after it is an `{"error": ...}` line, as Ollama streams them.
+A streamed chat is `server.streaming`'s NDJSON: a failure before the first line is still an
+HTTP error with its own status, one after it an `{"error": ...}` line, as Ollama streams them.
 """
 
 from __future__ import annotations
 
 import hashlib
 import importlib.metadata
-import json
 import time
 from collections.abc import AsyncGenerator, Sequence
-from contextlib import aclosing, suppress
+from contextlib import aclosing
 from typing import Any
 
-import anyio
-from anyio import CancelScope
-from pydantic import Field
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
-from starlette.types import Receive, Scope, Send
 
-from farmhand.config.models import McpServerConfig, ModelConfig
+from farmhand.config.models import ModelConfig
+from farmhand.dialects.ollama_chat import ChatBody, ToolSearchBody, chat_request, parse_body
+from farmhand.errors import RequestError
 from farmhand.messages import ToolCall
 from farmhand.runtime.events import LoopFinished, ReasoningChunk, TextChunk
-from farmhand.runtime.session import ToolSettings
-from farmhand.server.chat import ChatRequest, ChatServers, admit_servers, run_chat, server_toolsets
-from farmhand.server.errors import (
-    RequestError,
-    api_error,
-    error_response,
-)
+from farmhand.server.errors import api_error, error_response
 from farmhand.server.json_body import json_body
-from farmhand.server.mcp_request import parse_mcp_servers
-from farmhand.server.ollama_request import ChatBody, _Wire, chat_request, parse_body
-from farmhand.server.state import ServerState
-from farmhand.server.tasks import TaskStatus, iso_time
-from farmhand.tools.definition import ToolDefinition
-from farmhand.toolsets.mcp.discovery import DiscoveryToolset
-from farmhand.toolsets.wrappers import SEPARATOR
+from farmhand.server.streaming import EventStream, StreamItem
+from farmhand.service.chat import ChatRequest, run_chat
+from farmhand.service.mcp_servers import parse_mcp_servers
+from farmhand.service.state import ServiceState
+from farmhand.service.tasks import TaskStatus, iso_time
+from farmhand.service.tool_search import search_tools
 
 NDJSON = "application/x-ndjson"
+DISCONNECTED = "the client disconnected before the answer was complete"
 DONE_REASONS = {"stop": "stop", "length": "length", "client_tool_calls": "stop"}
 
 
@@ -57,18 +47,18 @@ def routes() -> list[BaseRoute]:
         Route("/api/chat", chat, methods=["POST"]),
         Route("/api/tags", tags, methods=["GET"]),
         Route("/api/tools", list_tools, methods=["GET"]),
-        Route("/api/tools/search", search_tools, methods=["POST"]),
+        Route("/api/tools/search", search_tools_route, methods=["POST"]),
         Route("/api/tasks/{task_id}", get_task, methods=["GET"]),
         Route("/api/version", version, methods=["GET"]),
     ]
 
 
-def _state(request: Request) -> ServerState:
-    state: ServerState = request.app.state.farmhand
+def _state(request: Request) -> ServiceState:
+    state: ServiceState = request.app.state.farmhand
     return state
 
 
-def _model(state: ServerState, name: str | None) -> ModelConfig:
+def _model(state: ServiceState, name: str | None) -> ModelConfig:
     """The named model; UnknownModelError (404) when there is none by that name."""
     return state.model_config(name)
 
@@ -88,11 +78,19 @@ async def chat(request: Request) -> Response:
         return error_response(exc, "ollama")
     run = _Run(state, body, chat)
     if body.stream:
-        return _StreamedChat(run)
+        return EventStream(
+            run.lines,
+            form="ndjson",
+            error_response=run.error_response,
+            error_items=lambda exc: [run.error_body(exc)[1]],
+            on_disconnect=lambda: run.finish(
+                "the client disconnected before the answer was complete"
+            ),
+        )
     return await run.complete()
 
 
-def _check_not_running(state: ServerState, task_id: str) -> None:
+def _check_not_running(state: ServiceState, task_id: str) -> None:
     task = state.task_store().get(task_id)
     if task is not None and task.status == "working":
         raise RequestError(
@@ -105,7 +103,7 @@ def _check_not_running(state: ServerState, task_id: str) -> None:
 class _Run:
     """One chat as a task: runs the loop and renders its events as Ollama's lines."""
 
-    def __init__(self, state: ServerState, body: ChatBody, chat: ChatRequest) -> None:
+    def __init__(self, state: ServiceState, body: ChatBody, chat: ChatRequest) -> None:
         self.state, self.body, self.chat = state, body, chat
         self.store = state.task_store()
         self.task_id = self.store.start(body.task_id, body.model, "ollama").id
@@ -141,8 +139,9 @@ class _Run:
         self.finish()
         return JSONResponse(self.final(finished, finished.answer, "".join(thinking)))
 
-    async def lines(self) -> AsyncGenerator[dict[str, Any], None]:
-        """`stream: true`: one object per piece of text, then the final one."""
+    async def lines(self) -> AsyncGenerator[StreamItem, None]:
+        """`stream: true`: one object per piece of text, then the final one. The stream
+        starts with the first line, so a failure before it keeps its own HTTP status."""
         async with aclosing(run_chat(self.state, self.chat)) as events:
             async for event in events:
                 if isinstance(event, TextChunk):
@@ -219,71 +218,6 @@ def _ollama_calls(calls: Sequence[ToolCall]) -> list[dict[str, Any]]:
     return [{"function": {"name": c.name, "arguments": c.arguments}} for c in calls]
 
 
-class _StreamedChat(Response):
-    """NDJSON lines, produced by running the chat in the task that sends them. The status
-    line waits for the first line: errors before it get their own status."""
-
-    media_type = NDJSON
-
-    def __init__(self, run: _Run) -> None:
-        super().__init__(media_type=NDJSON)
-        self.run = run
-        self.disconnected = False
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        async with anyio.create_task_group() as group:
-            group.start_soon(self._watch, receive, group.cancel_scope)
-            await self._stream(send)
-            group.cancel_scope.cancel()
-        if self.disconnected:
-            self.run.finish("the client disconnected before the answer was complete")
-
-    async def _watch(self, receive: Receive, scope: CancelScope) -> None:
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                self.disconnected = True
-                scope.cancel()
-                return
-
-    async def _stream(self, send: Send) -> None:
-        started = False
-
-        async def start(status: int) -> None:
-            nonlocal started
-            headers = [(b"content-type", NDJSON.encode())]
-            await send({"type": "http.response.start", "status": status, "headers": headers})
-            started = True
-
-        async def line(data: dict[str, Any]) -> None:
-            body = json.dumps(data, ensure_ascii=False).encode() + b"\n"
-            await send({"type": "http.response.body", "body": body, "more_body": True})
-
-        try:
-            async with aclosing(self.run.lines()) as lines:
-                async for data in lines:
-                    if not started:
-                        await start(200)
-                    await line(data)
-        except Exception as exc:
-            status, body = self.run.error_body(exc)
-            if not started:
-                payload = json.dumps(body).encode()
-                headers = [(b"content-type", b"application/json")]
-                await send({"type": "http.response.start", "status": status, "headers": headers})
-                await send({"type": "http.response.body", "body": payload})
-                return
-            with suppress(OSError):  # the client may be gone already
-                await line(body)
-        except BaseException:
-            if not self.disconnected:
-                self.run.finish("the request was cancelled")
-            raise
-        if not started:
-            await start(200)
-        await send({"type": "http.response.body", "body": b"", "more_body": False})
-
-
 # GET /api/tags
 
 
@@ -317,75 +251,28 @@ def _tag(model: ModelConfig, modified: float) -> dict[str, Any]:
 # GET /api/tools, POST /api/tools/search
 
 
-class _SearchBody(_Wire):
-    pattern: str = "*"
-    mcp_servers: list[Any] | None = None
-    model: str | None = None
-    context: str = ""
-    limit: int | None = Field(default=None, ge=1)
-
-
 async def list_tools(request: Request) -> Response:
     state = _state(request)
     try:
-        servers = admit_servers(state, _configured(state, request.query_params.get("model")))
-        tools, problems = await search(state, servers, "*")
+        found = await search_tools(state, model=request.query_params.get("model"))
     except Exception as exc:
         return error_response(exc, "ollama")
-    return JSONResponse(tools_body(tools, problems))
+    body = found.to_json()
+    del body["pattern"]  # Ollama's listing has none
+    return JSONResponse(body)
 
 
-async def search_tools(request: Request) -> Response:
+async def search_tools_route(request: Request) -> Response:
     state = _state(request)
     try:
-        body: _SearchBody = parse_body(await json_body(request), _SearchBody)
+        body: ToolSearchBody = parse_body(await json_body(request), ToolSearchBody)
         requested = parse_mcp_servers(body.mcp_servers)
-        servers = admit_servers(state, _configured(state, body.model), requested)
-        tools, problems = await search(state, servers, body.pattern, body.context)
+        found = await search_tools(
+            state, body.pattern, model=body.model, requested=requested, context=body.context
+        )
     except Exception as exc:
         return error_response(exc, "ollama")
-    total = len(tools)
-    shown = tools[: body.limit] if body.limit else tools
-    return JSONResponse({**tools_body(shown, problems), "pattern": body.pattern, "total": total})
-
-
-def _configured(state: ServerState, model_name: str | None) -> list[McpServerConfig]:
-    if model_name:
-        return state.config.servers_for(_model(state, model_name))
-    return list(state.config.mcp.servers)
-
-
-def tools_body(tools: list[ToolDefinition], problems: str) -> dict[str, Any]:
-    """Ollama's tool search answer: {tools: [{server, name, description, parameters}], total}."""
-    body: dict[str, Any] = {
-        "tools": [
-            {
-                "server": tool.name.split(SEPARATOR, 1)[0],
-                "name": tool.name,
-                "description": tool.description,
-                "parameters": tool.parameters,
-            }
-            for tool in tools
-        ],
-        "total": len(tools),
-    }
-    if problems:
-        body["errors"] = problems
-    return body
-
-
-async def search(
-    state: ServerState, servers: ChatServers, pattern: str, context: str = ""
-) -> tuple[list[ToolDefinition], str]:
-    """Tools of the admitted `servers` matching `pattern`, most relevant first, each
-    server a pooled session."""
-    settings = ToolSettings(tool_timeout=state.config.runtime.tool_timeout)
-    opener = server_toolsets(state, servers, settings)
-    sources = [opener.source(s) for s in servers.all]
-    if not sources:
-        return [], ""
-    async with DiscoveryToolset(sources) as discovery:
-        return await discovery.search(pattern, context)
+    return JSONResponse(found.to_json(body.limit))
 
 
 # GET /api/tasks/{id}

@@ -56,6 +56,29 @@ OPENAI_CHAT = {
     },
     "required": ["model", "messages"],
 }
+RESPONSES = {
+    "type": "object",
+    "properties": {
+        "model": {"type": "string"},
+        "input": {"anyOf": [{"type": "string"}, {"type": "array", "items": OBJECT}]},
+        "instructions": {"type": "string"},
+        "stream": {"type": "boolean"},
+        "store": {"type": "boolean"},
+        "previous_response_id": {"type": "string"},
+        "tools": {"type": "array", "items": OBJECT},
+        "tool_choice": {"anyOf": [{"type": "string"}, OBJECT]},
+        "parallel_tool_calls": {"type": "boolean"},
+        "max_output_tokens": {"type": "integer", "minimum": 1},
+        "temperature": {"type": "number", "minimum": 0, "maximum": 2},
+        "top_p": {"type": "number", "minimum": 0, "maximum": 1},
+        "metadata": OBJECT,
+        "text": OBJECT,
+        "reasoning": OBJECT,
+        "mcp_servers": MCP_SERVERS,
+        "max_tool_rounds": {"type": "integer", "minimum": 1},
+    },
+    "required": ["model", "input"],
+}
 OLLAMA_CHAT = {
     "type": "object",
     "properties": {
@@ -129,6 +152,14 @@ def openapi_document(version: str) -> dict[str, Any]:
         "/health": {"get": _operation("Liveness")},
         "/v1/chat/completions": {"post": _operation("OpenAI chat completion", OPENAI_CHAT)},
         "/v1/models": {"get": _operation("OpenAI model list")},
+        "/v1/responses": {"post": _operation("OpenAI Responses: create a response", RESPONSES)},
+        "/v1/responses/{response_id}": {
+            "get": _operation("A stored response", params=("response_id",)),
+            "delete": _operation("Delete a stored response", params=("response_id",)),
+        },
+        "/v1/responses/{response_id}/input_items": {
+            "get": _operation("A stored response's input items", params=("response_id",))
+        },
         "/v1/models/{model}": {"get": _operation("One model", params=("model",))},
         "/v1/projects/{namespace}": {
             "get": _operation("Projects of a namespace", params=("namespace",)),

@@ -17,22 +17,19 @@ and key), 404 for a missing project, 409 for a name that is taken.
 
 from __future__ import annotations
 
-from contextlib import aclosing
 from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from farmhand.errors import FarmhandError
-from farmhand.runtime.events import LoopFinished, ReasoningChunk
+from farmhand.dialects.openai_chat import parse_chat
+from farmhand.errors import FarmhandError, RequestError
 from farmhand.server import openai_api
-from farmhand.server.chat import run_chat
-from farmhand.server.errors import RequestError, error_response
+from farmhand.server.errors import error_response
 from farmhand.server.json_body import json_object
-from farmhand.server.openai_request import parse_chat
-from farmhand.server.projects import ProjectStore, state_for, store_for
-from farmhand.server.state import ServerState
+from farmhand.service.projects import ProjectStore, state_for, store_for
+from farmhand.service.state import ServiceState
 
 PREFIX = "/v1/projects"
 
@@ -48,8 +45,8 @@ def routes() -> list[BaseRoute]:
     ]
 
 
-def _state(request: Request) -> ServerState:
-    state: ServerState = request.app.state.farmhand
+def _state(request: Request) -> ServiceState:
+    state: ServiceState = request.app.state.farmhand
     return state
 
 
@@ -122,25 +119,10 @@ async def chat(request: Request) -> Response:
         body = await json_object(request)
         if not body.get("model"):
             body["model"] = state.model_config(None).name
-        if body.get("stream"):
-            return openai_api._StreamResponse(state, parse_chat(body))
-        return JSONResponse(await complete(state, body))
+        parsed = parse_chat(body)
     except FarmhandError as exc:
         return error_response(exc)
-
-
-async def complete(state: ServerState, body: dict[str, Any]) -> dict[str, Any]:
-    """Run an OpenAI-shaped chat request to the end; the OpenAI `chat.completion` body.
-    Raises FarmhandError for what the caller got wrong."""
-    parsed = parse_chat(body)
-    reasoning: list[str] = []
-    async with aclosing(run_chat(state, parsed.chat)) as events:
-        async for event in events:
-            if isinstance(event, ReasoningChunk):
-                reasoning.append(event.text)
-            elif isinstance(event, LoopFinished):
-                return openai_api._completion(parsed, event, "".join(reasoning))
-    raise AssertionError("run_chat ended without LoopFinished")
+    return await openai_api.answer_chat(state, parsed)
 
 
 def _config(body: dict[str, Any], *, required: bool) -> dict[str, Any] | str | None:

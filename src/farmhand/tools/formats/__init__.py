@@ -13,9 +13,10 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Iterable, Mapping
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from farmhand.errors import ConfigError
+from farmhand.tools.choice import ToolChoice, ToolChoiceMode
 from farmhand.tools.definition import ToolDefinition
 
 FormatName = Literal["openai", "anthropic", "bedrock", "google"]
@@ -95,6 +96,19 @@ def require_openai_tool_choice(choice: object) -> OpenAIToolChoice:
         f"tool_choice {preview(choice)} is not an OpenAI tool_choice; "
         f"expected {EXPECTED_TOOL_CHOICE}"
     )
+
+
+def tool_choice_from_openai(choice: object) -> ToolChoice:
+    """The neutral ToolChoice for an OpenAI tool_choice; ConfigError for anything else."""
+    checked = require_openai_tool_choice(choice)
+    if isinstance(checked, str):
+        return ToolChoice(cast(ToolChoiceMode, checked))
+    return ToolChoice.tool(checked["function"]["name"])
+
+
+def tool_choice_to_openai(choice: ToolChoice) -> OpenAIToolChoice:
+    """OpenAI's spelling of a ToolChoice."""
+    return named_tool_choice(choice.name) if choice.name else choice.mode
 
 
 def openai_tool_dicts(tools: Iterable[ToolLike]) -> list[dict[str, Any]]:

@@ -19,11 +19,12 @@ from farmhand.messages import (
     ToolResult,
     Usage,
 )
-from farmhand.prompting.prompt_based import PromptBasedProvider
 from farmhand.providers.base import GenerationSettings, Provider
+from farmhand.providers.factory import provider_for
 from farmhand.providers.grammar import GrammarTarget
+from farmhand.providers.prompt_based import PromptBasedProvider
 from farmhand.providers.scripted import ScriptedProvider, Step
-from farmhand.runtime.session import build_provider
+from farmhand.tools.choice import NONE, ToolChoice
 from farmhand.tools.definition import ToolDefinition
 
 pytestmark = pytest.mark.anyio
@@ -148,7 +149,7 @@ async def test_a_plain_answer_stays_text() -> None:
 async def test_choice_none_sends_no_block_and_parses_nothing() -> None:
     reply = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Oslo"}}\n</tool_call>'
     inner = ScriptedProvider([Step.text(reply)])
-    none = GenerationSettings(tool_choice="none")
+    none = GenerationSettings(tool_choice=NONE)
     events = await turn(PromptBasedProvider(inner), [Message.system("Be brief.")], settings=none)
     assert inner.requests[0].messages == (Message.system("Be brief."),)
     assert inner.requests[0].tools == ()
@@ -182,9 +183,7 @@ async def test_hands_the_tools_and_the_choice_to_a_provider_that_constrains() ->
     inner = ConstrainingInner([Step.calls(call)])  # it reads its own <tool_call> tags
     assert isinstance(inner, GrammarTarget)
     assert not isinstance(ScriptedProvider([]), GrammarTarget)
-    named = GenerationSettings(
-        tool_choice={"type": "function", "function": {"name": "add_numbers"}}
-    )
+    named = GenerationSettings(tool_choice=ToolChoice.tool("add_numbers"))
     events = await turn(PromptBasedProvider(inner), settings=named)
     assert inner.grammar_tools == [tuple(TOOLS)]
     assert inner.requests[0].tools == ()
@@ -202,7 +201,7 @@ async def test_is_a_provider_named_after_its_inner_and_closes_it() -> None:
     assert inner.closed
 
 
-async def test_build_provider_wraps_a_prompt_based_model() -> None:
+async def test_provider_for_wraps_a_prompt_based_model() -> None:
     def model(strategy: str) -> ModelConfig:
         return ModelConfig.model_validate(
             {
@@ -214,8 +213,8 @@ async def test_build_provider_wraps_a_prompt_based_model() -> None:
             }
         )
 
-    wrapped = build_provider(model("prompt_based"))
-    native = build_provider(model("native_api"))
+    wrapped = provider_for(model("prompt_based"))
+    native = provider_for(model("native_api"))
     assert isinstance(wrapped, PromptBasedProvider)
     assert wrapped.inner.name == "openai"
     assert not isinstance(native, PromptBasedProvider)

@@ -1,27 +1,33 @@
-"""One chat request, whatever its dialect: the model, the tools, the loop.
+"""One chat, whatever face or dialect asked for it: the model, the tools, the loop.
 
-The dialect modules (openai_api, ollama_api) translate their request into a ChatRequest and
-the loop's events back into their own response shape; everything in between is here.
+The dialects (`farmhand.dialects`) translate a request into a ChatRequest and the loop's
+events back into their own response shape; everything in between is here: the request
+policy for the servers a request brings, the pooled tool sessions, the tool_choice check.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import AsyncExitStack, aclosing, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from farmhand.config.models import McpServerConfig, ModelConfig
+from farmhand.errors import LoopError, RequestError, UnknownToolError
 from farmhand.messages import Message
 from farmhand.providers.base import GenerationSettings
-from farmhand.runtime.events import LoopEvent
+from farmhand.runtime.events import LoopEvent, LoopFinished, ReasoningChunk
 from farmhand.runtime.executor import ToolRouter
 from farmhand.runtime.loop import run_loop
-from farmhand.runtime.session import ServerToolsets, ToolSettings
-from farmhand.server.errors import RequestError
-from farmhand.server.state import ServerState
+from farmhand.runtime.session import (
+    ServerToolsets,
+    ToolSettings,
+    open_router,
+    resolve_tool_choice,
+)
+from farmhand.service.state import ServiceState
 from farmhand.tools.definition import ToolDefinition
-from farmhand.tools.formats import forced_tool_name
 from farmhand.toolsets.mcp.known_servers import filesystem_server
 from farmhand.toolsets.mcp.policy import ServerRequest
 
@@ -60,7 +66,7 @@ class ChatServers:
 
 
 def admit_servers(
-    state: ServerState,
+    state: ServiceState,
     configured: Sequence[McpServerConfig],
     requested: Sequence[ServerRequest] = (),
     tools_path: Path | None = None,
@@ -97,7 +103,7 @@ def _folder_name(taken: Sequence[str]) -> str:
 
 
 def server_toolsets(
-    state: ServerState, servers: ChatServers, settings: ToolSettings
+    state: ServiceState, servers: ChatServers, settings: ToolSettings
 ) -> ServerToolsets:
     """Opens a chat's servers from the pool, with the wrappers their origin calls for."""
     return ServerToolsets(
@@ -109,7 +115,7 @@ def server_toolsets(
     )
 
 
-async def run_chat(state: ServerState, request: ChatRequest) -> AsyncGenerator[LoopEvent, None]:
+async def run_chat(state: ServiceState, request: ChatRequest) -> AsyncGenerator[LoopEvent, None]:
     """The loop's events for one request; the last is LoopFinished. Raises FarmhandError
     subclasses for what the caller got wrong (unknown model, refused server, ...)."""
     model = state.model_config(request.model)
@@ -119,17 +125,38 @@ async def run_chat(state: ServerState, request: ChatRequest) -> AsyncGenerator[L
     provider = await state.provider(model)
     runtime = state.config.runtime
     rounds = request.max_tool_rounds or runtime.max_tool_rounds
-    async with _router(state, request, model, servers) as router:
+    async with _tools(state, request, model, servers) as (router, settings):
         async for event in run_loop(
-            provider, request.messages, router, request.settings, max_tool_rounds=rounds
+            provider, request.messages, router, settings, max_tool_rounds=rounds
         ):
             yield event
 
 
+@dataclass(frozen=True)
+class ChatOutcome:
+    """A chat run to its end: the loop's last event and the reasoning the model wrote."""
+
+    finished: LoopFinished
+    reasoning: str
+
+
+async def complete_chat(state: ServiceState, request: ChatRequest) -> ChatOutcome:
+    """`run_chat` to the end, for faces that answer once (non-streaming HTTP, MCP tools)."""
+    reasoning: list[str] = []
+    async with aclosing(run_chat(state, request)) as events:
+        async for event in events:
+            if isinstance(event, ReasoningChunk):
+                reasoning.append(event.text)
+            elif isinstance(event, LoopFinished):
+                return ChatOutcome(event, "".join(reasoning))
+    raise LoopError("the tool loop ended without an answer")
+
+
 @asynccontextmanager
-async def _router(
-    state: ServerState, request: ChatRequest, model: ModelConfig, servers: ChatServers
-) -> AsyncIterator[ToolRouter]:
+async def _tools(
+    state: ServiceState, request: ChatRequest, model: ModelConfig, servers: ChatServers
+) -> AsyncIterator[tuple[ToolRouter, GenerationSettings]]:
+    """The chat's tools, and its settings with the tool_choice resolved against them."""
     runtime = state.config.runtime
     settings = ToolSettings(
         tool_timeout=request.tool_timeout or runtime.tool_timeout,
@@ -142,24 +169,12 @@ async def _router(
         # Every server, with JIT discovery or not, is a pooled session: configured ones stay
         # connected across requests, and those from outside are bounded by the pool.
         opener = server_toolsets(state, servers, settings)
-        toolsets = await opener.enter_all(stack, servers.all)
-        router = ToolRouter(
-            toolsets, client_tools=[*model.tool_definitions(), *request.client_tools]
-        )
-        offered = await router.list_tools()
-        _check_tool_choice(request, offered, settings.jit_tools)
-        yield router
-
-
-def _check_tool_choice(request: ChatRequest, offered: Sequence[ToolDefinition], jit: bool) -> None:
-    """A tool_choice naming a tool that is not offered is the client's mistake."""
-    name = forced_tool_name(request.settings.tool_choice)
-    if name is None or jit:  # with JIT discovery, tools appear later
-        return
-    names = [t.name for t in offered]
-    if name not in names:
-        raise RequestError(
-            f"tool_choice names tool {name!r}, which is not offered;"
-            f" offered tools: {', '.join(names) or 'none'}",
-            param="tool_choice",
-        )
+        client_tools = [*model.tool_definitions(), *request.client_tools]
+        router = await open_router(stack, opener, servers.all, client_tools)
+        try:
+            choice = resolve_tool_choice(
+                request.settings.tool_choice, await router.list_tools(), jit=settings.jit_tools
+            )
+        except UnknownToolError as exc:  # the client named it: its mistake, a 400
+            raise RequestError(str(exc), param="tool_choice") from None
+        yield router, dataclasses.replace(request.settings, tool_choice=choice)

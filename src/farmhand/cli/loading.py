@@ -12,9 +12,8 @@ from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeEl
 from farmhand.providers.llamacpp import load_llama
 
 
-def load_with_progress(path: Path, *, n_ctx: int, progress: bool = True) -> Any:
-    if not progress:
-        return load_llama(path, n_ctx=n_ctx)
+def load_with_progress(path: Path, n_ctx: int) -> Any:
+    """A `providers.factory.LlamaLoader` that shows a pulsing bar on stderr meanwhile."""
     size_mb = path.stat().st_size / 1e6
     columns = (
         SpinnerColumn(),

@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from farmhand.config.models import McpServerConfig
-from farmhand.server.errors import RequestError
+from farmhand.errors import RequestError
 from farmhand.toolsets.mcp.policy import ServerRequest
 
 FIELDS = ("name", "transport", "command", "args", "env", "url", "base_url", "headers")

@@ -119,7 +119,7 @@ class PromptBasedProvider:
         settings: GenerationSettings,
     ) -> AsyncIterator[StreamEvent]:
         history = plain_history(messages)
-        if settings.tool_choice == "none" or not tools:
+        if settings.tool_choice.mode == "none" or not tools:
             async with _closing(self.inner.stream(history, [], settings)) as events:
                 async for event in events:
                     yield event

@@ -8,41 +8,41 @@ farmhand has no use for (`format`, `keep_alive`, `think`, images) are accepted a
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from farmhand.config.models import format_path
-from farmhand.errors import ConfigError
+from farmhand.errors import ConfigError, RequestError
 from farmhand.messages import Message, ToolCall, new_call_id
 from farmhand.providers.base import GenerationSettings
-from farmhand.server.chat import ChatRequest
-from farmhand.server.errors import RequestError
-from farmhand.server.mcp_request import parse_mcp_servers
-from farmhand.server.tasks import MAX_TASK_ID_LENGTH
+from farmhand.service.chat import ChatRequest
+from farmhand.service.mcp_servers import parse_mcp_servers
+from farmhand.service.tasks import MAX_TASK_ID_LENGTH
 from farmhand.tools.formats.detect import to_openai_tools
 
 DEFAULT_MAX_TOOL_ROUNDS = 15
 DEFAULT_TOOL_TIMEOUT_MS = 30000
 
 
-class _Wire(BaseModel):
+class OllamaBody(BaseModel):
     # strict: `"stream": "yes"` is a mistake to report, not a value to guess at.
     model_config = ConfigDict(extra="ignore", strict=True)
 
 
-class _Function(_Wire):
+class _Function(OllamaBody):
     name: str = Field(min_length=1)
     arguments: dict[str, Any] | str = Field(default_factory=dict)
 
 
-class _ToolCall(_Wire):
+class _ToolCall(OllamaBody):
     id: str | None = None
     function: _Function
 
 
-class _Message(_Wire):
+class _Message(OllamaBody):
     role: Literal["system", "user", "assistant", "tool"]
     content: str | None = ""
     thinking: str | None = None
@@ -52,14 +52,14 @@ class _Message(_Wire):
     tool_call_id: str | None = None
 
 
-class _Options(_Wire):
+class _Options(OllamaBody):
     temperature: float | None = Field(default=None, ge=0)
     num_predict: int | None = None
     seed: int | None = None
     stop: list[str] | None = None
 
 
-class ChatBody(_Wire):
+class ChatBody(OllamaBody):
     """The fields of `POST /api/chat` farmhand reads."""
 
     model: str = ""
@@ -77,7 +77,7 @@ class ChatBody(_Wire):
     task_id: str | None = Field(default=None, min_length=1, max_length=MAX_TASK_ID_LENGTH)
 
 
-def parse_body(data: object, model_cls: type[_Wire]) -> Any:
+def parse_body(data: object, model_cls: type[OllamaBody]) -> Any:
     """`data` validated as `model_cls`; RequestError (400) naming each wrong field."""
     if not isinstance(data, dict):
         raise RequestError("the request body must be a JSON object")
@@ -106,7 +106,7 @@ def chat_request(body: ChatBody) -> ChatRequest:
     return ChatRequest(
         model=body.model,
         messages=to_messages(body.messages),
-        settings=_settings(body.options),
+        settings=dataclasses.replace(_settings(body.options), stream=body.stream),
         client_tools=tools,
         mcp_servers=servers,
         max_tool_rounds=body.max_tool_rounds,
@@ -192,3 +192,13 @@ def _arguments(value: dict[str, Any] | str, where: str) -> dict[str, Any]:
             param="messages",
         )
     return parsed
+
+
+class ToolSearchBody(OllamaBody):
+    """`POST /api/tools/search`: a pattern, and the model or servers to search."""
+
+    pattern: str = "*"
+    mcp_servers: list[Any] | None = None
+    model: str | None = None
+    context: str = ""
+    limit: int | None = Field(default=None, ge=1)

@@ -12,11 +12,11 @@ from pathlib import Path
 import anyio
 
 from farmhand.config.models import FarmhandConfig, ModelConfig
-from farmhand.errors import ConfigError
+from farmhand.errors import ConfigError, UnknownModelError
 from farmhand.providers.base import Provider
-from farmhand.runtime.session import build_provider
-from farmhand.server.errors import UnknownModelError
-from farmhand.server.tasks import TaskStore
+from farmhand.providers.factory import provider_for
+from farmhand.service.responses_store import ResponseStore
+from farmhand.service.tasks import TaskStore
 from farmhand.toolsets.mcp.definitions import load_definitions
 from farmhand.toolsets.mcp.policy import KnownServers, RequestPolicy, known_servers
 from farmhand.toolsets.mcp.pool import MCPPool
@@ -25,11 +25,11 @@ ProviderFactory = Callable[[ModelConfig], Provider]
 
 
 def default_provider_factory(model: ModelConfig) -> Provider:
-    return build_provider(model, progress=False)
+    return provider_for(model)
 
 
 @dataclass
-class ServerState:
+class ServiceState:
     config: FarmhandConfig
     home: Path
     pool: MCPPool
@@ -37,6 +37,8 @@ class ServerState:
     api_keys: frozenset[str] = frozenset()
     # Every chat's task record (SQLite under `home`), opened on first use by `task_store()`.
     tasks: TaskStore | None = None
+    # Stored responses (the Responses API's `store`), same file, opened on first use.
+    responses: ResponseStore | None = None
     outside_config: bool = False
     """The config came from a client (a project written through the API), not the operator:
     its MCP servers are held to the request policy like a request's own."""
@@ -86,7 +88,15 @@ class ServerState:
             self.tasks.fail_unfinished()  # left working by a previous run of the server
         return self.tasks
 
+    def response_store(self) -> ResponseStore:
+        if self.responses is None:
+            self.responses = ResponseStore.in_home(self.home)
+        return self.responses
+
     async def aclose(self) -> None:
+        if self.responses is not None:
+            self.responses.close()
+            self.responses = None
         if self.tasks is not None:
             self.tasks.close()
             self.tasks = None

@@ -34,9 +34,8 @@ import yaml
 
 from farmhand.config.loader import CONFIG_FILENAME, OutsideRules, parse_config
 from farmhand.config.models import FarmhandConfig, format_path
-from farmhand.errors import ConfigError, PolicyError
-from farmhand.server.errors import RequestError
-from farmhand.server.state import ServerState
+from farmhand.errors import ConfigError, PolicyError, RequestError
+from farmhand.service.state import ServiceState
 from farmhand.toolsets.mcp.policy import RequestPolicy
 
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -240,7 +239,7 @@ def raw_mapping(text: str) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def state_for(state: ServerState, project: Project) -> ServerState:
+def state_for(state: ServiceState, project: Project) -> ServiceState:
     """The server's state with the project's config: same pool, provider cache (keyed by
     model config), task store and home, so a project chat costs no more than any other.
     The operator's `server:` section stays (a project cannot loosen the server's rules),
@@ -250,7 +249,7 @@ def state_for(state: ServerState, project: Project) -> ServerState:
     return dataclasses.replace(state, config=config, outside_config=project.from_api)
 
 
-def store_for(state: ServerState) -> ProjectStore:
+def store_for(state: ServiceState) -> ProjectStore:
     """The projects of the server's home, written and read under its request policy."""
     return ProjectStore(state.home, state.policy)
 

@@ -11,15 +11,15 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
-from farmhand.errors import ConfigError
+from farmhand.dialects.strict_json import strict_loads
+from farmhand.errors import ConfigError, RequestError
 from farmhand.messages import Message, ToolCall
-from farmhand.providers.base import GenerationSettings, ToolChoice
-from farmhand.server.chat import ChatRequest
-from farmhand.server.errors import RequestError
-from farmhand.server.json_body import strict_loads
-from farmhand.server.mcp_request import parse_mcp_servers
+from farmhand.providers.base import GenerationSettings
+from farmhand.service.chat import ChatRequest
+from farmhand.service.mcp_servers import parse_mcp_servers
+from farmhand.tools.choice import AUTO, ToolChoice
 from farmhand.tools.definition import ToolDefinition
 from farmhand.tools.formats import EXPECTED_TOOL_CHOICE, forced_tool_name
 from farmhand.tools.formats.detect import to_openai_tools
@@ -54,6 +54,7 @@ def parse_chat(body: dict[str, Any]) -> OpenAIChat:
         stop=_stop(body.get("stop")),
         tool_choice=_tool_choice(body.get("tool_choice"), tools),
         parallel_tool_calls=_flag(body, "parallel_tool_calls", True) is not False,
+        stream=_flag(body, "stream", False) is True,
     )
     if _integer(body, "n", minimum=1) not in (None, 1):
         raise RequestError("only n=1 is supported", param="n")
@@ -212,21 +213,21 @@ def _tools(value: object) -> list[ToolDefinition]:
 
 def _tool_choice(value: object, tools: list[ToolDefinition]) -> ToolChoice:
     if value is None:
-        return "auto"
+        return AUTO
     if value in ("auto", "none", "required"):
         if value == "required" and not tools:
             raise RequestError(
                 'tool_choice "required" needs `tools`; add the tools the model must choose from',
                 param="tool_choice",
             )
-        return cast(ToolChoice, value)
+        return ToolChoice(value)
     name = forced_tool_name(value)
     if name is None:
         raise RequestError(
             f"tool_choice {json.dumps(value)} is not valid; use {EXPECTED_TOOL_CHOICE}",
             param="tool_choice",
         )
-    return {"type": "function", "function": {"name": name}}
+    return ToolChoice.tool(name)
 
 
 def _stop(value: object) -> tuple[str, ...]:

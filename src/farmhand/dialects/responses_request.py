@@ -1,0 +1,168 @@
+"""An OpenAI Responses request body (`POST /v1/responses`) -> a `ResponsesRequest`, or a
+RequestError saying what to fix (400, `param` naming the field).
+
+The tools and tool_choice are read by `dialects.responses_tools`; the input items by
+`dialects.responses_items`, once the conversation they continue is known. Parameters
+farmhand reads but cannot honour (`top_p`, a JSON `text.format`) are echoed and noted in
+the response's `farmhand.notes`; hosted-only features (`background`, `conversation`,
+`prompt`) are a 400 that says what to send instead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from farmhand.config.models import McpServerConfig
+from farmhand.dialects.responses_tools import RequestTools, as_list, read_tools, tool_choice
+from farmhand.errors import RequestError
+from farmhand.providers.base import GenerationSettings
+from farmhand.service.mcp_servers import parse_mcp_servers
+
+REFUSED = {
+    "background": "background responses are not supported; send the request without it",
+    "conversation": "conversation objects are not supported; continue a response with"
+    " previous_response_id instead",
+    "prompt": "prompt templates are not supported; send instructions and input instead",
+}
+ECHOED = (
+    "instructions", "metadata", "temperature", "top_p", "max_output_tokens", "text", "tools",
+    "tool_choice",
+)  # fmt: skip
+
+
+@dataclass
+class ResponsesRequest:
+    """The parsed request: what to run, what to answer with, and what was left out."""
+
+    model: str
+    stream: bool
+    store: bool
+    previous_response_id: str | None
+    instructions: str | None
+    input_items: list[dict[str, Any]]
+    settings: GenerationSettings
+    tools: RequestTools
+    mcp_servers: list[McpServerConfig | str]
+    max_tool_rounds: int | None
+    echo: dict[str, Any]  # request fields a Response object repeats
+    notes: list[str] = field(default_factory=list)
+
+
+def parse_responses(body: dict[str, Any]) -> ResponsesRequest:
+    model = body.get("model")
+    if not isinstance(model, str) or not model:
+        raise RequestError(
+            "`model` is required: the name of a model from GET /v1/models", param="model"
+        )
+    for key, message in REFUSED.items():
+        if body.get(key) not in (None, False):
+            raise RequestError(message, param=key)
+    instructions = body.get("instructions")
+    if instructions is not None and not isinstance(instructions, str):
+        raise RequestError("instructions must be a string", param="instructions")
+    previous = body.get("previous_response_id")
+    if previous is not None and (not isinstance(previous, str) or not previous):
+        raise RequestError(
+            "previous_response_id must be a response id", param="previous_response_id"
+        )
+    items = input_items(body.get("input"), previous is not None)
+    tools = read_tools([*as_list(body.get("tools"), "tools"), *_additional_tools(items)])
+    parsed = ResponsesRequest(
+        model=model,
+        stream=_flag(body, "stream", False),
+        store=_flag(body, "store", True),
+        previous_response_id=previous,
+        instructions=instructions,
+        input_items=items,
+        settings=GenerationSettings(),
+        tools=tools,
+        mcp_servers=parse_mcp_servers(body.get("mcp_servers")),
+        max_tool_rounds=_integer(body, "max_tool_rounds"),
+        echo={key: body.get(key) for key in ECHOED},
+    )
+    parsed.settings = GenerationSettings(
+        temperature=_number(body, "temperature", minimum=0, maximum=2),
+        max_tokens=_integer(body, "max_output_tokens"),
+        tool_choice=tool_choice(body.get("tool_choice"), tools),
+        parallel_tool_calls=_flag(body, "parallel_tool_calls", True),
+        stream=parsed.stream,  # a whole answer from the backend when the client wants one
+    )
+    if _number(body, "top_p", minimum=0, maximum=1) is not None:
+        parsed.notes.append("top_p is not applied; farmhand samples with temperature only")
+    _check_text(body.get("text"), parsed)
+    return parsed
+
+
+def input_items(value: object, continues: bool) -> list[dict[str, Any]]:
+    """The input as a list of item objects (a string is one user message)."""
+    if value is None or value == "" or value == []:
+        if continues:
+            return []
+        raise RequestError("`input` is required: a string, or a list of input items", param="input")
+    if isinstance(value, str):
+        return [
+            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": value}]}
+        ]
+    if not isinstance(value, list):
+        raise RequestError("input must be a string or a list of input items", param="input")
+    for index, item in enumerate(value):
+        if not isinstance(item, dict):
+            raise RequestError(
+                f"input[{index}] must be an item object such as"
+                ' {"role": "user", "content": "..."}',
+                param=f"input[{index}]",
+            )
+    return value
+
+
+def _additional_tools(items: list[dict[str, Any]]) -> list[Any]:
+    """Tools that arrive as an input item (Codex's `additional_tools` for newer models)."""
+    found: list[Any] = []
+    for index, item in enumerate(items):
+        if item.get("type") == "additional_tools":
+            found += as_list(item.get("tools"), f"input[{index}].tools")
+    return found
+
+
+def _check_text(value: object, parsed: ResponsesRequest) -> None:
+    if value is None:
+        return
+    if not isinstance(value, dict):
+        raise RequestError(
+            'text must be an object such as {"format": {"type": "text"}}', param="text"
+        )
+    form = value.get("format")
+    if isinstance(form, dict) and form.get("type") not in (None, "text"):
+        parsed.notes.append(
+            f"text.format {form.get('type')} is not enforced; the answer is plain text"
+        )
+
+
+def _flag(body: dict[str, Any], key: str, default: bool) -> bool:
+    value = body.get(key)
+    if value is None:
+        return default
+    if not isinstance(value, bool):
+        raise RequestError(f"{key} must be true or false", param=key)
+    return value
+
+
+def _integer(body: dict[str, Any], key: str) -> int | None:
+    value = body.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise RequestError(f"{key} must be a positive integer", param=key)
+    return value
+
+
+def _number(body: dict[str, Any], key: str, *, minimum: float, maximum: float) -> float | None:
+    value = body.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise RequestError(f"{key} must be a number", param=key)
+    if not minimum <= value <= maximum:
+        raise RequestError(f"{key} must be between {minimum:g} and {maximum:g}", param=key)
+    return float(value)

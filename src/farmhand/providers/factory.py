@@ -1,0 +1,92 @@
+"""`provider_for(model)`: the provider a model entry of the config names, built here so
+every face (CLI, HTTP, MCP, eval) gets the same one.
+
+Loading the embedded model takes seconds; the caller may pass its own `load` to show
+progress (the CLI draws a bar), since display is not a provider's business.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from farmhand.config.models import ModelConfig
+from farmhand.errors import ConfigError
+from farmhand.providers.base import Provider
+
+LlamaLoader = Callable[[Path, int], Any]
+"""Loads a GGUF with a context size into a `llama_cpp.Llama`."""
+
+DEFAULT_BASE_URLS = {
+    "openai": "https://api.openai.com/v1",
+    "ollama": "http://localhost:11434/v1",
+    "universal": "http://localhost:11540/v1",
+}
+
+
+def provider_for(
+    model: ModelConfig,
+    *,
+    model_path: Path | None = None,
+    load: LlamaLoader | None = None,
+    progress: bool = False,
+) -> Provider:
+    """The provider `model` names. `tool_call_strategy: prompt_based` wraps it in
+    PromptBasedProvider (tools described in the system prompt, `<tool_call>` tags parsed
+    back). `progress` shows the download of a model that is not assembled yet."""
+    provider = _backend(model, model_path=model_path, load=load, progress=progress)
+    if model.tool_call_strategy == "prompt_based":
+        from farmhand.providers.prompt_based import PromptBasedProvider
+
+        return PromptBasedProvider(provider)
+    return provider
+
+
+def _backend(
+    model: ModelConfig, *, model_path: Path | None, load: LlamaLoader | None, progress: bool
+) -> Provider:
+    if model.provider in ("llamacpp", "embedded"):
+        from farmhand.models.assemble import ensure_model
+        from farmhand.models.catalog import DEFAULT_MODEL
+        from farmhand.providers.llamacpp import (
+            DEFAULT_N_CTX,
+            DEFAULT_TEMPERATURE,
+            LlamaCppProvider,
+            load_llama,
+        )
+
+        source = str(model_path or model.model_path or model.model or DEFAULT_MODEL)
+        path = ensure_model(source, progress=progress)
+        n_ctx = model.n_ctx or DEFAULT_N_CTX
+        llama = load(path, n_ctx) if load is not None else load_llama(path, n_ctx=n_ctx)
+        return LlamaCppProvider(
+            llama,
+            model_name=model.model or path.stem,
+            default_temperature=DEFAULT_TEMPERATURE
+            if model.temperature is None
+            else model.temperature,
+            constrained=model.constrained,
+            tool_parser=model.tool_parser,
+            prefix_cache=model.prefix_cache,
+        )
+    if model.provider in DEFAULT_BASE_URLS:
+        from farmhand.providers.openai_compat import OpenAICompatProvider
+        from farmhand.providers.text_calls import rescue_family
+
+        if not model.model:
+            raise ConfigError(f"model {model.name!r}: provider {model.provider} needs `model:`")
+        return OpenAICompatProvider(
+            base_url=model.base_url or DEFAULT_BASE_URLS[model.provider],
+            model=model.model,
+            api_key=model.api_key,
+            name=model.provider,
+            extra_params=dict(model.model_api_parameters) or None,
+            text_calls_family=rescue_family(model.tool_parser, model.model)
+            if model.text_tool_calls
+            else None,
+        )
+    raise ConfigError(
+        f"model {model.name!r}: provider {model.provider!r} is not available yet;"
+        " use llamacpp or an OpenAI-compatible endpoint (provider: openai, base_url: ...)"
+    )

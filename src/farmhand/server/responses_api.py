@@ -1,0 +1,179 @@
+"""OpenAI Responses over HTTP: `POST /v1/responses` (SSE streaming and not),
+`GET` / `DELETE /v1/responses/{id}` and `GET /v1/responses/{id}/input_items` for stored
+responses. The wire shapes are `dialects.responses_request` / `responses_items` (request)
+and `dialects.responses_render` (response); the chat is the service's
+(`service.mcp_chat`, which runs the request's `mcp` tools), the store
+`service.responses_store`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+from contextlib import aclosing
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute, Route
+
+from farmhand.dialects.responses_items import chat_request, read_conversation
+from farmhand.dialects.responses_render import ResponseBuilder
+from farmhand.dialects.responses_request import ResponsesRequest, parse_responses
+from farmhand.errors import FarmhandError, RequestError
+from farmhand.server.errors import api_error, error_response
+from farmhand.server.json_body import json_object
+from farmhand.server.streaming import EventStream, SSEEvent, StreamItem
+from farmhand.service.mcp_chat import McpChatEvent, run_mcp_chat
+from farmhand.service.responses_store import StoredResponse
+from farmhand.service.state import ServiceState
+
+MAX_LISTED_ITEMS = 100
+
+
+def routes() -> list[BaseRoute]:
+    return [
+        Route("/v1/responses", create_response, methods=["POST"]),
+        Route("/v1/responses/{response_id}", get_response, methods=["GET"]),
+        Route("/v1/responses/{response_id}", delete_response, methods=["DELETE"]),
+        Route("/v1/responses/{response_id}/input_items", input_items, methods=["GET"]),
+    ]
+
+
+def _state(request: Request) -> ServiceState:
+    state: ServiceState = request.app.state.farmhand
+    return state
+
+
+class _Turn:
+    """One response being made: the parsed request, the conversation it continues, and
+    the chat's events."""
+
+    def __init__(self, state: ServiceState, parsed: ResponsesRequest) -> None:
+        self.state = state
+        self.parsed = parsed
+        previous = _stored(state, parsed.previous_response_id, "previous_response_id")
+        history = previous.conversation if previous is not None else []
+        self.conversation = read_conversation(parsed, history)
+        self.input_items = [*history, *parsed.input_items]
+        self.builder = ResponseBuilder(parsed)
+
+    def events(self) -> AsyncGenerator[McpChatEvent, None]:
+        conversation = self.conversation
+        return run_mcp_chat(
+            self.state,
+            chat_request(self.parsed, conversation),
+            self.parsed.tools.mcp,
+            conversation.approvals,
+            conversation.listed,
+        )
+
+    def keep(self) -> None:
+        if self.parsed.store:
+            store = self.state.response_store()
+            store.put(self.builder.response(), self.input_items, self.parsed.model)
+
+
+async def create_response(request: Request) -> Response:
+    state = _state(request)
+    try:
+        turn = _Turn(state, parse_responses(await json_object(request)))
+    except FarmhandError as exc:
+        return error_response(exc)
+    if turn.parsed.stream:
+        return _stream(turn)
+    try:
+        async with aclosing(turn.events()) as events:
+            async for event in events:
+                turn.builder.render(event)
+    except FarmhandError as exc:
+        return error_response(exc)
+    turn.keep()
+    return JSONResponse(turn.builder.response())
+
+
+def _stream(turn: _Turn) -> EventStream:
+    builder = turn.builder
+
+    async def items() -> AsyncGenerator[StreamItem, None]:
+        opened = False
+        async with aclosing(turn.events()) as events:
+            async for event in events:
+                if not opened:  # after the first event: errors before it are plain 4xx
+                    for opening in builder.opening():
+                        yield SSEEvent(opening["type"], opening)
+                    opened = True
+                for item in builder.render(event):
+                    yield SSEEvent(item["type"], item)
+        turn.keep()
+
+    def error_items(exc: BaseException) -> list[StreamItem]:
+        error = api_error(exc)
+        body = {"code": error.code or error.type, "message": error.message, "param": error.param}
+        return [SSEEvent(e["type"], e) for e in builder.failed(body)]
+
+    return EventStream(items, form="sse", error_response=error_response, error_items=error_items)
+
+
+def _stored(state: ServiceState, response_id: str | None, param: str) -> StoredResponse | None:
+    if response_id is None:
+        return None
+    stored = state.response_store().get(response_id)
+    if stored is None:
+        raise _missing(response_id, param)
+    return stored
+
+
+async def get_response(request: Request) -> Response:
+    try:
+        stored = _stored(_state(request), request.path_params["response_id"], "response_id")
+    except FarmhandError as exc:
+        return error_response(exc)
+    assert stored is not None
+    return JSONResponse(stored.response)
+
+
+async def delete_response(request: Request) -> Response:
+    response_id = request.path_params["response_id"]
+    if not _state(request).response_store().delete(response_id):
+        return error_response(_missing(response_id, "response_id"))
+    return JSONResponse({"id": response_id, "object": "response", "deleted": True})
+
+
+async def input_items(request: Request) -> Response:
+    try:
+        stored = _stored(_state(request), request.path_params["response_id"], "response_id")
+        order, limit = _listing(request)
+    except FarmhandError as exc:
+        return error_response(exc)
+    assert stored is not None
+    items = stored.input_items if order == "asc" else stored.input_items[::-1]
+    page = items[:limit]
+    ids = [i.get("id") for i in page]
+    return JSONResponse(
+        {
+            "object": "list",
+            "data": page,
+            "first_id": ids[0] if ids else None,
+            "last_id": ids[-1] if ids else None,
+            "has_more": len(items) > limit,
+        }
+    )
+
+
+def _listing(request: Request) -> tuple[str, int]:
+    order = request.query_params.get("order", "desc")
+    if order not in ("asc", "desc"):
+        raise RequestError('order must be "asc" or "desc"', param="order")
+    raw = request.query_params.get("limit", "20")
+    if not raw.isdigit() or not 1 <= int(raw) <= MAX_LISTED_ITEMS:
+        raise RequestError(f"limit must be a number from 1 to {MAX_LISTED_ITEMS}", param="limit")
+    return order, int(raw)
+
+
+def _missing(response_id: str, param: str) -> RequestError:
+    return RequestError(
+        f"no stored response has id {response_id!r}; responses made with store=false are"
+        " not kept, and deleted ones are gone",
+        param=param,
+        code="previous_response_not_found" if param == "previous_response_id" else "not_found",
+        status=404,
+    )

@@ -1,0 +1,157 @@
+"""MCP servers a request names as tools of its own, one by one (the Responses API's `mcp`
+tool): each under a label, with a list of the tools it may use and a rule for which calls
+wait for the client's approval.
+
+Unlike a request's `mcp_servers`, whose tools the loop runs as it meets them, these tools
+are offered to the model as the request's own and the service runs each call between loop
+runs (`service.mcp_chat`): so a call can be held for approval and the answer sent back to
+the client. Every server still goes through the request policy (`chat.admit_servers`)
+before anything is started or reached, and opens as a pooled session.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import AsyncIterator, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
+
+from farmhand.config.models import McpServerConfig
+from farmhand.errors import RequestError, ToolError
+from farmhand.messages import ToolCall, ToolResult
+from farmhand.runtime.executor import Outcome
+from farmhand.runtime.session import tool_settings
+from farmhand.service.chat import ChatServers, admit_servers, server_toolsets
+from farmhand.service.state import ServiceState
+from farmhand.tools.definition import ToolDefinition
+from farmhand.toolsets.base import Toolset
+from farmhand.toolsets.mcp.policy import ServerRequest
+from farmhand.toolsets.wrappers import SEPARATOR
+
+
+@dataclass(frozen=True)
+class ApprovalRule:
+    """Which calls wait for the client: tools named in `never` (or read-only ones with
+    `never_read_only`) run at once, those in `always` wait, the rest follow `default`."""
+
+    default: bool = True
+    always: frozenset[str] = frozenset()
+    never: frozenset[str] = frozenset()
+    always_read_only: bool = False
+    never_read_only: bool = False
+
+    def needed(self, tool: ToolDefinition) -> bool:
+        if tool.name in self.never or (self.never_read_only and tool.read_only):
+            return False
+        if tool.name in self.always or (self.always_read_only and tool.read_only):
+            return True
+        return self.default
+
+
+@dataclass(frozen=True)
+class McpTool:
+    """One server a request brings as a tool: `server` is a whole definition or the name of
+    one the operator defined; `allowed` (None: all) and `read_only` narrow its tools."""
+
+    label: str
+    server: ServerRequest
+    allowed: frozenset[str] | None = None
+    read_only: bool = False
+    approval: ApprovalRule = ApprovalRule()
+
+    def offers(self, tool: ToolDefinition) -> bool:
+        if self.allowed is not None and tool.name not in self.allowed:
+            return False
+        return tool.read_only or not self.read_only
+
+
+@dataclass(frozen=True)
+class ListedServer:
+    """A server's tools as its label offers them (names as the server writes them)."""
+
+    label: str
+    tools: tuple[ToolDefinition, ...]
+
+
+class OpenMcpTools:
+    """The opened servers of one chat: their tools under `label:tool` names, and calls."""
+
+    def __init__(self, specs: Sequence[McpTool]) -> None:
+        self.specs = {spec.label: spec for spec in specs}
+        self.servers: list[ListedServer] = []
+        self._toolsets: dict[str, Toolset] = {}
+        self._tools: dict[str, ToolDefinition] = {}  # by exposed name
+
+    async def add(self, spec: McpTool, toolset: Toolset) -> None:
+        tools = tuple(t for t in await toolset.list_tools() if spec.offers(t))
+        self._toolsets[spec.label] = toolset
+        self.servers.append(ListedServer(spec.label, tools))
+        for tool in tools:
+            name = f"{spec.label}{SEPARATOR}{tool.name}"
+            self._tools[name] = dataclasses.replace(tool, name=name)
+
+    @property
+    def definitions(self) -> list[ToolDefinition]:
+        """The tools to offer the model, as the request's own."""
+        return list(self._tools.values())
+
+    def owns(self, name: str) -> bool:
+        return name in self._tools
+
+    def needs_approval(self, call: ToolCall) -> bool:
+        label, tool = split_name(call.name)
+        definition = self._tools[call.name]
+        return self.specs[label].approval.needed(dataclasses.replace(definition, name=tool))
+
+    async def call(self, call: ToolCall) -> Outcome:
+        """Run one call: the result as the model sees it (cut to the size budget) and in
+        full; every failure is an error result the model can read."""
+        label, tool = split_name(call.name)
+        toolset = self._toolsets.get(label)
+        if toolset is None or call.name not in self._tools:
+            missing = ToolResult(call.id, call.name, f"Error: there is no tool {call.name!r}", True)
+            return Outcome(missing, missing)
+        try:
+            output = await toolset.call_tool(tool, call.arguments)
+        except ToolError as exc:
+            failed = ToolResult(call.id, call.name, f"Error: {exc}", is_error=True)
+            return Outcome(failed, failed)
+        result = ToolResult(call.id, call.name, output.text, output.is_error)
+        return Outcome(result, dataclasses.replace(result, content=output.full_text or output.text))
+
+
+def split_name(name: str) -> tuple[str, str]:
+    """(label, tool) of an exposed `label:tool` name."""
+    label, _, tool = name.partition(SEPARATOR)
+    return label, tool
+
+
+@asynccontextmanager
+async def open_mcp_tools(
+    state: ServiceState, model_servers: Sequence[str], specs: Sequence[McpTool]
+) -> AsyncIterator[OpenMcpTools]:
+    """The servers of `specs`, admitted by the request policy, then opened and listed.
+    `model_servers`: the names of the model's own servers, which a label may not reuse."""
+    for spec in specs:
+        if spec.label in model_servers:
+            raise RequestError(
+                f"mcp tool server_label {spec.label!r} names a server this model has already;"
+                " its tools are offered without an mcp tool (use another label for another"
+                " server)",
+                param="tools",
+            )
+    admitted = admit_servers(state, (), [spec.server for spec in specs])
+    configs = _in_request_order(specs, admitted)
+    opener = server_toolsets(state, admitted, tool_settings(state.config, jit=False))
+    opened = OpenMcpTools(specs)
+    async with AsyncExitStack() as stack:
+        for spec, config in zip(specs, configs, strict=True):
+            toolset = await stack.enter_async_context(opener.open(config))
+            await opened.add(spec, toolset)
+        yield opened
+
+
+def _in_request_order(specs: Sequence[McpTool], admitted: ChatServers) -> list[McpServerConfig]:
+    """admit_servers returns the operator's servers before the brought ones."""
+    named, brought = iter(admitted.trusted), iter(admitted.outside)
+    return [next(named) if isinstance(s.server, str) else next(brought) for s in specs]

@@ -1,0 +1,108 @@
+"""Stored responses: what `store` keeps so a later request can go on from it.
+
+OpenAI's Responses API keeps every response (unless the request says `store: false`) and
+lets the next request continue it with `previous_response_id`; Ollama has no such thing,
+farmhand does. A stored response is its whole conversation: the input items it was given
+(those of the responses before it included) and the response object with its output
+items, as JSON. They live in the same SQLite file as the tasks (`tasks.DATABASE_NAME`),
+in a table of their own, one connection, WAL journal: single-row statements. As OpenAI
+does, a response is kept for 30 days: older ones are removed when the store opens.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from farmhand.service.tasks import DATABASE_NAME
+
+KEPT_SECONDS = 30 * 24 * 3600
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS responses (
+    id TEXT PRIMARY KEY,
+    model TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    input_items TEXT NOT NULL,
+    response TEXT NOT NULL
+)
+"""
+
+
+@dataclass(frozen=True)
+class StoredResponse:
+    """A response as it was returned, and every input item that led to it."""
+
+    id: str
+    model: str
+    created_at: float
+    input_items: list[dict[str, Any]]
+    response: dict[str, Any]
+
+    @property
+    def conversation(self) -> list[dict[str, Any]]:
+        """The items a request that continues this response starts from."""
+        output = self.response.get("output")
+        return [*self.input_items, *(output if isinstance(output, list) else [])]
+
+
+class ResponseStore:
+    """Responses in one SQLite file; `ResponseStore.in_home(home)` is the server's."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        with self._lock:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute(_SCHEMA)
+            self._db.execute(
+                "DELETE FROM responses WHERE created_at < ?", (time.time() - KEPT_SECONDS,)
+            )
+
+    @classmethod
+    def in_home(cls, home: Path) -> ResponseStore:
+        return cls(home / DATABASE_NAME)
+
+    def put(self, response: dict[str, Any], input_items: list[dict[str, Any]], model: str) -> None:
+        """Keep `response` (it has its `id`) with the input items it answered."""
+        row = (
+            str(response["id"]),
+            model,
+            time.time(),
+            json.dumps(input_items, ensure_ascii=False),
+            json.dumps(response, ensure_ascii=False),
+        )
+        with self._lock:
+            self._db.execute(
+                "INSERT OR REPLACE INTO responses (id, model, created_at, input_items, response)"
+                " VALUES (?, ?, ?, ?, ?)",
+                row,
+            )
+
+    def get(self, response_id: str) -> StoredResponse | None:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT id, model, created_at, input_items, response FROM responses WHERE id=?",
+                (response_id,),
+            ).fetchone()
+        if row is None:
+            return None
+        return StoredResponse(row[0], row[1], row[2], json.loads(row[3]), json.loads(row[4]))
+
+    def delete(self, response_id: str) -> bool:
+        """Forget a response; False when there was none of that id."""
+        with self._lock:
+            cursor = self._db.execute("DELETE FROM responses WHERE id=?", (response_id,))
+        return cursor.rowcount > 0
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()

@@ -1,0 +1,59 @@
+"""The Responses dialect with the real embedded model behind a real `farmhand serve`: a
+forced function call, its output sent back over previous_response_id, the answer streamed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from openai import OpenAI
+from tests.server.test_serve_cli import free_port, serving
+
+pytestmark = pytest.mark.e2e
+
+WEATHER = {
+    "type": "function",
+    "name": "get_weather",
+    "description": "Get the current weather for a city.",
+    "parameters": {
+        "type": "object",
+        "properties": {"city": {"type": "string", "description": "The city, e.g. Paris"}},
+        "required": ["city"],
+    },
+}
+
+
+def test_a_function_call_and_a_streamed_answer_with_the_embedded_model(tmp_path: Path) -> None:
+    port = free_port()
+    with serving("--port", str(port), cwd=tmp_path, env={"FARMHAND_API_KEYS": ""}):
+        client = OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="none", max_retries=0)
+        forced = client.responses.create(
+            model="default",
+            instructions="You answer questions about the weather.",
+            input="What is the weather in Paris?",
+            tools=[WEATHER],
+            tool_choice="required",
+            max_output_tokens=64,
+            temperature=0,
+        )
+        calls = [item for item in forced.output if item.type == "function_call"]
+        assert calls, forced.output
+        assert calls[0].name == "get_weather"
+        assert isinstance(json.loads(calls[0].arguments).get("city"), str)
+
+        output = {"type": "function_call_output", "call_id": calls[0].call_id, "output": "Sunny"}
+        with client.responses.stream(
+            model="default",
+            previous_response_id=forced.id,
+            input=[output],
+            tools=[WEATHER],
+            tool_choice="none",
+            max_output_tokens=40,
+            temperature=0,
+        ) as stream:
+            deltas = [e.delta for e in stream if e.type == "response.output_text.delta"]
+            final = stream.get_final_response()
+    assert deltas and "".join(deltas) == final.output_text
+    assert final.status in ("completed", "incomplete")
+    assert final.usage is not None and final.usage.output_tokens > 0

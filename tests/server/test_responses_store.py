@@ -1,0 +1,54 @@
+"""Stored responses: SQLite under the home, beside the tasks, surviving a reopen."""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from pathlib import Path
+
+from farmhand.service.responses_store import KEPT_SECONDS, ResponseStore
+from farmhand.service.tasks import DATABASE_NAME, TaskStore
+
+
+def test_a_response_is_kept_continued_and_deleted(tmp_path: Path) -> None:
+    store = ResponseStore.in_home(tmp_path)
+    asked = [{"type": "message", "role": "user", "content": "hi"}]
+    answer = {"type": "message", "role": "assistant", "content": [{"type": "output_text"}]}
+    store.put({"id": "resp_1", "output": [answer]}, asked, "farm")
+    store.close()
+
+    reopened = ResponseStore(tmp_path / DATABASE_NAME)
+    stored = reopened.get("resp_1")
+    assert stored is not None and stored.model == "farm"
+    assert stored.conversation == [*asked, answer]
+    assert reopened.delete("resp_1") is True
+    assert reopened.get("resp_1") is None
+    assert reopened.delete("resp_1") is False
+    reopened.close()
+
+
+def test_responses_and_tasks_share_the_file(tmp_path: Path) -> None:
+    tasks = TaskStore.in_home(tmp_path)
+    responses = ResponseStore.in_home(tmp_path)
+    task = tasks.start(None, "farm", "openai")
+    responses.put({"id": "resp_2", "output": []}, [], "farm")
+    assert tasks.get(task.id) is not None and responses.get("resp_2") is not None
+    assert responses.path == tasks.path
+    tasks.close()
+    responses.close()
+
+
+def test_responses_older_than_30_days_are_gone_when_the_store_opens(tmp_path: Path) -> None:
+    store = ResponseStore.in_home(tmp_path)
+    store.put({"id": "resp_old", "output": []}, [], "farm")
+    store.put({"id": "resp_new", "output": []}, [], "farm")
+    with sqlite3.connect(store.path) as db:
+        db.execute(
+            "UPDATE responses SET created_at=? WHERE id='resp_old'",
+            (time.time() - KEPT_SECONDS - 60,),
+        )
+    store.close()
+    reopened = ResponseStore.in_home(tmp_path)
+    assert reopened.get("resp_old") is None
+    assert reopened.get("resp_new") is not None
+    reopened.close()
