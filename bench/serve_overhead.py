@@ -13,9 +13,12 @@ sent to `farmhand serve` (its own process, its default model pointed at the back
 `provider: openai`), and, when it is installed (`make bench` puts it in .venv-litellm), to
 LiteLLM's proxy pointed at the same backend: the gateway farmhand's users compare it with.
 
-The OpenAI Responses cases send the same question to farmhand's `POST /v1/responses`
-(`store: false`, as Codex sends it), against the same backend and the same direct baseline:
-only farmhand's dialect differs (LiteLLM is measured on chat completions only).
+Dialects: farmhand is measured in OpenAI's chat completions (`farmhand`), in Anthropic's
+Messages (`fh-msgs`: `/v1/messages`, a stream timed until `message_stop`) and in OpenAI's
+Responses (`fh-resp`: `/v1/responses` with `store: false`, as Codex sends it, a stream
+timed until `response.completed`); the baseline is always the backend's own chat
+completion, so those rows include translating to and from its shape. LiteLLM is measured
+on chat completions.
 
 Method: `--requests` requests per case after a warm-up, from httpx.AsyncClient with 1 and
 with 32 concurrent clients; non-streaming and streaming (a streamed request is timed until
@@ -38,10 +41,11 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import anyio
 import httpx
@@ -65,8 +69,30 @@ WORDS = [
 ]
 API_KEY = "sk-bench-0123456789abcdef"
 BODY = {"model": "default", "messages": [{"role": "user", "content": "Say something."}]}
-# OpenAI Responses (/v1/responses): the same question, `store` off as Codex sends it.
-RESPONSES_BODY = {"model": "default", "input": "Say something.", "store": False}
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """How one of the APIs is asked, and how its answer is read."""
+
+    body: dict[str, Any]
+    last_line: str  # a stream is timed until this line
+    text: Callable[[dict[str, Any]], str]  # a non-streamed answer's text
+
+
+CHAT = Dialect(BODY, "data: [DONE]", lambda j: j["choices"][0]["message"]["content"])
+MESSAGES = Dialect(
+    {**BODY, "max_tokens": 100},
+    'data: {"type": "message_stop"}',
+    lambda j: j["content"][0]["text"],
+)
+
+
+RESPONSES = Dialect(
+    {"model": "default", "input": "Say something.", "store": False},
+    "event: response.completed",
+    lambda j: j["output"][-1]["content"][0]["text"],
+)
 
 
 def backend_app() -> object:
@@ -168,24 +194,23 @@ class Target:
     name: str
     url: str
     pid: int | None  # None: the backend itself, whose CPU is not the question
-    responses_url: str | None = None  # its /v1/responses, if it is measured there
+    dialect: Dialect = CHAT
 
 
-async def one(client: httpx.AsyncClient, url: str, stream: bool) -> float:
-    responses = url.endswith("/responses")
-    body = {**(RESPONSES_BODY if responses else BODY), "stream": stream}
+async def one(client: httpx.AsyncClient, target: Target, stream: bool) -> float:
+    dialect = target.dialect
+    body = {**dialect.body, "stream": stream}
     start = time.perf_counter()
     if stream:
-        async with client.stream("POST", url, json=body) as response:
+        async with client.stream("POST", target.url, json=body) as response:
             response.raise_for_status()
             async for line in response.aiter_lines():
-                if line == "data: [DONE]":
-                    break  # a Responses stream ends after response.completed
+                if line == dialect.last_line:
+                    break
     else:
-        response = await client.post(url, json=body)
+        response = await client.post(target.url, json=body)
         response.raise_for_status()
-        answer = response.json()
-        assert answer["output"] if responses else answer["choices"][0]["message"]["content"]
+        assert dialect.text(response.json())
     return time.perf_counter() - start
 
 
@@ -198,7 +223,7 @@ async def run_case(
     headers = {"authorization": f"Bearer {API_KEY}"}
     async with httpx.AsyncClient(timeout=60, limits=limits, headers=headers) as client:
         for _ in range(min(20, requests)):  # warm-up: connections, provider, first turn
-            await one(client, target.url, stream)
+            await one(client, target, stream)
         latencies: list[float] = []
         remaining = requests
 
@@ -206,7 +231,7 @@ async def run_case(
             nonlocal remaining
             while remaining > 0:
                 remaining -= 1
-                latencies.append(await one(client, target.url, stream))
+                latencies.append(await one(client, target, stream))
 
         cpu = cpu_seconds(target.pid) if target.pid else 0.0
         start = time.perf_counter()
@@ -226,31 +251,23 @@ def percentile(values: list[float], q: float) -> float:
 async def measure(targets: list[Target], requests: int) -> None:
     direct, served = targets[0], targets[1:]
     print(
-        f"{'case':<28}{'server':<10}{'p50':>9}{'p99':>9}{'added p50':>11}{'req/s':>8}"
+        f"{'case':<24}{'server':<10}{'p50':>9}{'p99':>9}{'added p50':>11}{'req/s':>8}"
         f"{'CPU/req':>10}"
     )
-    cases = [(False, stream) for stream in (False, True)]
-    if any(t.responses_url for t in served):
-        cases += [(True, stream) for stream in (False, True)]
-    for responses, stream in cases:
+    for stream in (False, True):
         for clients in (1, 32):
-            kind = ("responses " if responses else "") + ("stream" if stream else "non-stream")
-            case = f"{kind}, c={clients}"
+            case = f"{'stream' if stream else 'non-stream'}, c={clients}"
             base, base_wall, _ = await run_case(direct, stream, clients, requests)
             b50 = percentile(base, 0.5) * 1e3
             rows = [(direct.name, base, base_wall, 0.0)]
             for target in served:
-                url = target.responses_url if responses else target.url
-                if url is None:
-                    continue
-                measured = Target(target.name, url, target.pid)
-                rows.append((target.name, *await run_case(measured, stream, clients, requests)))
+                rows.append((target.name, *await run_case(target, stream, clients, requests)))
             for name, latencies, wall, cpu in rows:
                 p50, p99 = percentile(latencies, 0.5) * 1e3, percentile(latencies, 0.99) * 1e3
                 added = f"{p50 - b50:>+9.2f}ms" if name != direct.name else f"{'':>11}"
                 per_request = f"{cpu / len(latencies) * 1e3:>8.2f}ms" if cpu else f"{'':>10}"
                 print(
-                    f"{case:<28}{name:<10}{p50:>7.2f}ms{p99:>7.2f}ms{added}"
+                    f"{case:<24}{name:<10}{p50:>7.2f}ms{p99:>7.2f}ms{added}"
                     f"{len(latencies) / wall:>8.0f}{per_request}"
                 )
                 case = ""
@@ -302,14 +319,13 @@ def main() -> None:
             *("--config", str(config), "--log-level", "warning"),
         ]
         stack.enter_context(started(backend_cmd, backend_port, env))
+        farmhand_pid = stack.enter_context(started(serve_cmd, farmhand_port, env))
+        farmhand_url = f"http://127.0.0.1:{farmhand_port}/v1"
         targets = [
             Target("backend", f"{backend}/chat/completions", None),
-            Target(
-                "farmhand",
-                f"http://127.0.0.1:{farmhand_port}/v1/chat/completions",
-                stack.enter_context(started(serve_cmd, farmhand_port, env)),
-                f"http://127.0.0.1:{farmhand_port}/v1/responses",
-            ),
+            Target("farmhand", f"{farmhand_url}/chat/completions", farmhand_pid),
+            Target("fh-msgs", f"{farmhand_url}/messages", farmhand_pid, MESSAGES),
+            Target("fh-resp", f"{farmhand_url}/responses", farmhand_pid, RESPONSES),
         ]
         if litellm is not None and litellm.exists():
             litellm_config = Path(tmp) / "litellm.yaml"

@@ -160,6 +160,18 @@ class LlamaCppProvider:
             eos_token=self._special["eos"],
         )
 
+    async def count_tokens(
+        self, messages: Sequence[Message], tools: Sequence[ToolDefinition]
+    ) -> int:
+        """The prompt's tokens, as `stream` would render them (providers/token_count.py);
+        in a worker thread, as a long prompt takes a while to render and tokenize."""
+
+        def count() -> int:
+            prompt = self.render(messages, tools).encode()
+            return len(self.llama.tokenize(prompt, add_bos=False, special=True))
+
+        return await anyio.to_thread.run_sync(count)
+
     async def stream(
         self,
         messages: Sequence[Message],

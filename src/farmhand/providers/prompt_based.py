@@ -39,6 +39,7 @@ from farmhand.messages import (
 from farmhand.parsing.hermes import HermesParser
 from farmhand.providers.base import GenerationSettings, Provider
 from farmhand.providers.grammar import GrammarTarget
+from farmhand.providers.token_count import count_tokens
 from farmhand.tools.definition import ToolDefinition
 
 BLOCK_HEAD = (
@@ -145,6 +146,15 @@ class PromptBasedProvider:
                 for out in parsed:
                     found_calls = found_calls or isinstance(out, ToolCallEvent)
                     yield out
+
+    async def count_tokens(
+        self, messages: Sequence[Message], tools: Sequence[ToolDefinition]
+    ) -> int:
+        """The inner model's count of the prompt this wrapper sends it (providers/token_count)."""
+        history = plain_history(messages)
+        if tools:
+            history = with_tools_block(history, tools_block(tools))
+        return await count_tokens(self.inner, history, [])
 
     async def aclose(self) -> None:
         await self.inner.aclose()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -62,6 +62,8 @@ class ServerToolsets:
     pool: MCPPool | None = None
     outside: frozenset[str] = frozenset()
     read_only_outside: bool = True
+    allowed_tools: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    """Server name -> the only tools of it offered (a request's `allowed_tools`)."""
     asker: Asker | None = None
 
     @asynccontextmanager
@@ -86,6 +88,10 @@ class ServerToolsets:
 
     def wrap(self, name: str, toolset: Toolset) -> Toolset:
         inner: Toolset = toolset
+        if (allowed := self.allowed_tools.get(name)) is not None:
+            inner = FilteredToolset(
+                inner, lambda tool: tool.name in allowed, "the request allows only some tools"
+            )
         if name in self.folder_servers:
             inner = WorkingDirPaths(inner, Path.cwd())
             if self.read_only_folders:

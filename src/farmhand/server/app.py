@@ -32,7 +32,7 @@ from farmhand.errors import RequestError
 from farmhand.mcpserver.http import mcp_endpoint
 from farmhand.mcpserver.llama_tools import llama_tools_for
 from farmhand.paths import farmhand_home
-from farmhand.server import ollama_api, openai_api, projects_api, responses_api
+from farmhand.server import anthropic_api, ollama_api, openai_api, projects_api, responses_api
 from farmhand.server.auth import GateMiddleware, api_keys_from_env, max_body_from_env
 from farmhand.server.browser_guard import BrowserGuard, HostRule
 from farmhand.server.errors import dialect_for_path, error_response
@@ -129,6 +129,7 @@ def _routes() -> list[BaseRoute]:
         *responses_api.routes(),
         *projects_api.routes(),
         *ollama_api.routes(),
+        *anthropic_api.routes(),
     ]
 
 

@@ -1,5 +1,6 @@
-"""The API's gate: Bearer API keys (when any are set), a limit on request body size, and
-bodies that are strict JSON sent as `application/json`.
+"""The API's gate: API keys (when any are set; as a Bearer token or Anthropic's
+`x-api-key`), a limit on request body size, and bodies that are strict JSON sent as
+`application/json`.
 
 One pure ASGI middleware, so streaming responses pass through untouched. Refusals use the
 error shape of the dialect the path belongs to (see `errors.dialect_for_path`).
@@ -70,7 +71,7 @@ class GateMiddleware:
         if self.api_keys and path not in OPEN_PATHS and not self._authorized(scope):
             refusal: RequestError = AuthError(
                 "missing or invalid API key; send it as `Authorization: Bearer <key>`"
-                " (the server's keys are set by FARMHAND_API_KEYS)"
+                " or `x-api-key: <key>` (the server's keys are set by FARMHAND_API_KEYS)"
             )
             await error_response(refusal, dialect_for_path(path))(scope, receive, send)
             return
@@ -116,14 +117,16 @@ class GateMiddleware:
         await self.app(scope, _replay(raw, receive), send)
 
     def _authorized(self, scope: Scope) -> bool:
+        """A key as `Authorization: Bearer <key>` or as Anthropic's `x-api-key: <key>`."""
+        offered: list[bytes] = []
         for name, value in scope.get("headers", []):
             if name == b"authorization":
                 scheme, _, token = bytes(value).partition(b" ")
-                if scheme.lower() != b"bearer":
-                    return False
-                token = token.strip()
-                return any(hmac.compare_digest(token, key) for key in self.api_keys)
-        return False
+                if scheme.lower() == b"bearer":
+                    offered.append(token.strip())
+            elif name == b"x-api-key":
+                offered.append(bytes(value).strip())
+        return any(hmac.compare_digest(t, key) for t in offered for key in self.api_keys)
 
     async def _too_large(self, scope: Scope, receive: Receive, send: Send) -> None:
         refusal = TooLargeError(

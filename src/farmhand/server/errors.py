@@ -12,8 +12,9 @@ whose message says what to fix; only farmhand's own failures and its backends' a
     anything else                                                      -> 500
 
 Each dialect renders the same (status, message, type, param, code) its own way: OpenAI's
-`{"error": {"message", "type", "param", "code"}}`, Ollama's `{"error": "message"}`, and
-for /mcp (refused before the MCP SDK sees the request) a JSON-RPC error object.
+`{"error": {"message", "type", "param", "code"}}`, Ollama's `{"error": "message"}`,
+Anthropic's `{"type": "error", "error": {"type", "message"}}` (/v1/messages), and for /mcp
+(refused before the MCP SDK sees the request) a JSON-RPC error object.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from farmhand.errors import (
 
 log = logging.getLogger("farmhand.server")
 
-Dialect = Literal["openai", "ollama", "mcp"]
+Dialect = Literal["openai", "ollama", "mcp", "anthropic"]
 
 
 class AuthError(RequestError):
@@ -108,7 +109,28 @@ def mcp_body(error: ApiError) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": error.message}}
 
 
+# Anthropic names its error types by status (docs: "Errors"); other 5xx are api_error.
+ANTHROPIC_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    503: "overloaded_error",
+}
+
+
+def anthropic_body(error: ApiError) -> dict[str, Any]:
+    kind = ANTHROPIC_TYPES.get(error.status)
+    if kind is None:
+        kind = "api_error" if error.status >= 500 else "invalid_request_error"
+    return {"type": "error", "error": {"type": kind, "message": error.message}}
+
+
 def error_body(error: ApiError, dialect: Dialect) -> dict[str, Any]:
+    if dialect == "anthropic":
+        return anthropic_body(error)
     if dialect == "ollama":
         return ollama_body(error)
     return mcp_body(error) if dialect == "mcp" else openai_body(error)
@@ -122,8 +144,10 @@ def error_response(exc: BaseException, dialect: Dialect = "openai") -> JSONRespo
 
 
 def dialect_for_path(path: str) -> Dialect:
-    """Ollama's paths live under /api, MCP's at /mcp; everything else answers in OpenAI's
-    shape."""
+    """Ollama's paths live under /api, MCP's at /mcp, Anthropic's at /v1/messages;
+    everything else answers in OpenAI's shape."""
+    if path == "/v1/messages" or path.startswith("/v1/messages/"):
+        return "anthropic"
     if path == "/api" or path.startswith("/api/"):
         return "ollama"
     return "mcp" if path == "/mcp" or path.startswith("/mcp/") else "openai"

@@ -22,6 +22,8 @@ from farmhand.server.streaming import EventStream, StreamItem
 from farmhand.service.chat import complete_chat, run_chat
 from farmhand.service.state import ServiceState
 
+EPOCH = "1970-01-01T00:00:00Z"  # `created` 0, as Anthropic's RFC 3339 `created_at`
+
 
 def routes() -> list[BaseRoute]:
     return [
@@ -38,7 +40,9 @@ def _state(request: Request) -> ServiceState:
 
 async def list_models(request: Request) -> Response:
     names = _state(request).model_names()
-    return JSONResponse({"object": "list", "data": [_model(n) for n in names]})
+    # Anthropic's list fields beside OpenAI's: the anthropic SDK's models.list reads these.
+    paging = {"has_more": False, "first_id": names[0], "last_id": names[-1]}
+    return JSONResponse({"object": "list", "data": [_model(n) for n in names], **paging})
 
 
 async def get_model(request: Request) -> Response:
@@ -53,7 +57,9 @@ async def get_model(request: Request) -> Response:
 
 
 def _model(name: str) -> dict[str, Any]:
-    return {"id": name, "object": "model", "created": 0, "owned_by": "farmhand"}
+    """A model in OpenAI's shape and Anthropic's (`type`, `display_name`, `created_at`)."""
+    openai = {"id": name, "object": "model", "created": 0, "owned_by": "farmhand"}
+    return {**openai, "type": "model", "display_name": name, "created_at": EPOCH}
 
 
 async def chat_completions(request: Request) -> Response:

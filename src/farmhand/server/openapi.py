@@ -98,6 +98,42 @@ OLLAMA_CHAT = {
     },
     "required": ["model", "messages"],
 }
+ANTHROPIC_MESSAGE = {
+    "type": "object",
+    "properties": {
+        "role": {"type": "string", "enum": ["user", "assistant", "system"]},
+        "content": {"anyOf": [{"type": "string"}, {"type": "array", "items": OBJECT}]},
+    },
+    "required": ["role", "content"],
+}
+ANTHROPIC_FIELDS: dict[str, Any] = {
+    "model": {"type": "string"},
+    "messages": {"type": "array", "items": ANTHROPIC_MESSAGE, "minItems": 1},
+    "system": {"anyOf": [{"type": "string"}, {"type": "array", "items": OBJECT}]},
+    "tools": {"type": "array", "items": OBJECT},
+    "tool_choice": OBJECT,
+    "mcp_servers": {"type": "array", "items": OBJECT, "description": "The MCP connector"},
+    "thinking": OBJECT,
+}
+ANTHROPIC_MESSAGES = {
+    "type": "object",
+    "properties": {
+        **ANTHROPIC_FIELDS,
+        "max_tokens": {"type": "integer", "minimum": 1},
+        "stream": {"type": "boolean"},
+        "stop_sequences": {"type": "array", "items": {"type": "string", "minLength": 1}},
+        "temperature": {"type": "number", "minimum": 0, "maximum": 1},
+        "top_p": {"type": "number", "minimum": 0, "maximum": 1},
+        "top_k": {"type": "integer", "minimum": 0},
+        "metadata": OBJECT,
+    },
+    "required": ["model", "messages", "max_tokens"],
+}
+ANTHROPIC_COUNT = {
+    "type": "object",
+    "properties": ANTHROPIC_FIELDS,
+    "required": ["model", "messages"],
+}
 TOOL_SEARCH = {
     "type": "object",
     "properties": {
@@ -173,6 +209,8 @@ def openapi_document(version: str) -> dict[str, Any]:
         "/v1/projects/{namespace}/{project}/chat/completions": {
             "post": _operation("Chat with a project's models and tools", OPENAI_CHAT, PROJECT)
         },
+        "/v1/messages": {"post": _operation("Anthropic Messages", ANTHROPIC_MESSAGES)},
+        "/v1/messages/count_tokens": {"post": _operation("Anthropic token count", ANTHROPIC_COUNT)},
         "/api/chat": {"post": _operation("Ollama chat", OLLAMA_CHAT)},
         "/api/tags": {"get": _operation("Ollama model list")},
         "/api/tools": {"get": _operation("Tools of the configured MCP servers")},
@@ -185,8 +223,11 @@ def openapi_document(version: str) -> dict[str, Any]:
         "openapi": "3.1.0",
         "info": {"title": "farmhand", "version": version},
         "components": {
-            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+            "securitySchemes": {
+                "bearer": {"type": "http", "scheme": "bearer"},
+                "x-api-key": {"type": "apiKey", "in": "header", "name": "x-api-key"},
+            },
         },
-        "security": [{}, {"bearer": []}],
+        "security": [{}, {"bearer": []}, {"x-api-key": []}],
         "paths": paths,
     }

@@ -8,7 +8,7 @@ policy for the servers a request brings, the pooled tool sessions, the tool_choi
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from contextlib import AsyncExitStack, aclosing, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,6 +49,9 @@ class ChatRequest:
     jit_tools: bool | None = None
     jit_max_tools: int | None = None
     jit_connect_eager: bool | None = None
+    allowed_tools: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    """Server name -> the only tools of that server the model is offered (the MCP
+    connector's and the Responses `mcp` tool's `allowed_tools`)."""
 
 
 @dataclass(frozen=True)
@@ -103,7 +106,10 @@ def _folder_name(taken: Sequence[str]) -> str:
 
 
 def server_toolsets(
-    state: ServiceState, servers: ChatServers, settings: ToolSettings
+    state: ServiceState,
+    servers: ChatServers,
+    settings: ToolSettings,
+    allowed_tools: Mapping[str, frozenset[str]] | None = None,
 ) -> ServerToolsets:
     """Opens a chat's servers from the pool, with the wrappers their origin calls for."""
     return ServerToolsets(
@@ -112,6 +118,7 @@ def server_toolsets(
         pool=state.pool,
         outside=frozenset(s.name for s in servers.outside),
         read_only_outside=not state.policy.allow_writes,
+        allowed_tools=allowed_tools or {},
     )
 
 
@@ -168,7 +175,7 @@ async def _tools(
     async with AsyncExitStack() as stack:
         # Every server, with JIT discovery or not, is a pooled session: configured ones stay
         # connected across requests, and those from outside are bounded by the pool.
-        opener = server_toolsets(state, servers, settings)
+        opener = server_toolsets(state, servers, settings, request.allowed_tools)
         client_tools = [*model.tool_definitions(), *request.client_tools]
         router = await open_router(stack, opener, servers.all, client_tools)
         try:
