@@ -12,6 +12,7 @@ import anyio
 import typer
 from rich.markup import escape
 
+from farmhand.cli.asking import TerminalAsker
 from farmhand.cli.common import ConfigOption, console, err_console, user_errors
 from farmhand.cli.loading import load_with_progress
 from farmhand.config.loader import find_config, load_config
@@ -83,6 +84,7 @@ def chat(
             client_tools=client_tools,
             load=load_with_progress,
             progress=True,
+            asker=TerminalAsker(err_console),
         )
         settings = GenerationSettings(
             temperature=temperature,

@@ -14,6 +14,7 @@ import anyio
 import typer
 from rich.markup import escape
 
+from farmhand.cli.asking import TerminalAsker
 from farmhand.cli.chat import render_event, render_pending
 from farmhand.cli.common import ConfigOption, console, err_console, user_errors
 from farmhand.cli.loading import load_with_progress
@@ -75,6 +76,7 @@ def run(
             model_path=model_path,
             load=load_with_progress,
             progress=True,
+            asker=TerminalAsker(err_console),
             jit=jit,
         )
         settings = GenerationSettings(temperature=temperature, max_tokens=max_tokens, seed=seed)

@@ -30,6 +30,7 @@ DEFAULT_MODEL_NAME = "qwen2.5-coder:0.5b"
 
 Provider = Literal["llamacpp", "openai", "ollama", "anthropic", "universal"]
 Transport = Literal["stdio", "http", "sse"]
+ApprovalPolicy = Literal["never", "destructive", "always"]
 KeyPath = tuple[str | int, ...]
 
 
@@ -102,6 +103,12 @@ class McpServerConfig(_Strict):
     allow_unsafe_command: bool = False
     """Allow a command farmhand refuses by default: a shell (sh, bash, zsh, ...), sudo/su,
     rm, dd, curl, wget or nc (stdio only). Set it only for a server you trust."""
+    require_approval: ApprovalPolicy = "never"
+    """Ask the user before a tool of this server runs: never; destructive (tools that may
+    destroy or overwrite: per MCP's hints, a tool not marked readOnlyHint whose
+    destructiveHint is not false, unannotated tools included); or always. `farmhand chat`
+    and `run` ask in the terminal, the HTTP API pauses and asks its client; where no one
+    can answer, the call is not run and the model is told so."""
 
     @model_validator(mode="after")
     def _transport_needs(self) -> Self:

@@ -10,14 +10,22 @@ problem, instead of the SDK's "Error executing tool ..." text with pydantic's li
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Any
 
 from mcp import types
+from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
-from pydantic import ValidationError
+from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError, UnexpectedToolError
+from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import AnyUrl, ValidationError
 
 from farmhand.errors import FarmhandError
+from farmhand.version import farmhand_version
+
+RESOURCE_NOT_FOUND = -32002
+"""The 2025-11-25 spec's code for an unknown resource (retired in 2026-07-28: -32602)."""
 
 
 def ok(result: Any) -> types.CallToolResult:
@@ -44,7 +52,35 @@ def invalid_arguments(tool: str, error: ValidationError) -> str:
 class ToolServer(MCPServer):
     """MCPServer whose argument-validation errors name the field and the problem plainly,
     and where a FarmhandError a tool raises is its answer: `Error: <its message>` (the SDK
-    would hide it behind "Error executing tool NAME" and log it as a crash)."""
+    would hide it behind "Error executing tool NAME" and log it as a crash).
+
+    It names its version in serverInfo, and answers an unknown prompt or resource with the
+    spec's error codes (the SDK sends code 0 for a prompt, -32602 for a resource)."""
+
+    def __init__(self, name: str, **settings: Any) -> None:
+        settings.setdefault("version", farmhand_version())
+        super().__init__(name, **settings)
+
+    async def get_prompt(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None = None,
+        context: Context[Any, Any] | None = None,
+    ) -> types.GetPromptResult | types.InputRequiredResult:
+        if name not in {prompt.name for prompt in await self.list_prompts()}:
+            raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown prompt: {name}")
+        return await super().get_prompt(name, arguments, context)
+
+    async def read_resource(
+        self, uri: AnyUrl | str, context: Context[Any, Any] | None = None
+    ) -> Iterable[ReadResourceContents] | types.InputRequiredResult:
+        try:
+            return await super().read_resource(uri, context)
+        except ResourceNotFoundError as exc:
+            version = context.protocol_version if context is not None else None
+            if version in MODERN_PROTOCOL_VERSIONS:
+                raise
+            raise MCPError(RESOURCE_NOT_FOUND, str(exc), {"uri": str(uri)}) from exc
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from farmhand.messages import Message, ToolCall, ToolResult, Usage
+from farmhand.toolsets.mcp.elicitation import Question
 
 StopReason = Literal["stop", "length", "round_limit", "client_tool_calls"]
 
@@ -51,6 +52,18 @@ class ToolCallFinished:
 
 
 @dataclass(frozen=True)
+class InputRequested:
+    """A tool call waits for the user: its server asks a question (elicitation) or the
+    call needs approval. Answer with `PendingAnswers.answer(id, ...)` (runtime/questions.py);
+    until then, or until the answer times out (a decline), the call stands still.
+
+    Not yielded by `run_loop` itself: `QuestionRelay.run` merges it into the loop's events."""
+
+    id: str
+    question: Question
+
+
+@dataclass(frozen=True)
 class ToolCallRecord:
     """One executed call and what it returned, in full: `result.content` is never cut to
     the size budget the model's copy is held to (include_tool_results returns these)."""
@@ -85,3 +98,7 @@ LoopEvent = (
     | ToolCallFinished
     | LoopFinished
 )
+"""What `run_loop` yields."""
+
+PausingEvent = LoopEvent | InputRequested
+"""What a loop run through `QuestionRelay` yields: the loop's events, and its questions."""

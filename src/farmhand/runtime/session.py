@@ -18,6 +18,7 @@ from farmhand.tools.definition import ToolDefinition
 from farmhand.toolsets.base import Toolset
 from farmhand.toolsets.mcp.client import MCPToolset
 from farmhand.toolsets.mcp.discovery import DiscoveryToolset, ServerSource
+from farmhand.toolsets.mcp.elicitation import Asker
 from farmhand.toolsets.mcp.pool import MCPPool
 from farmhand.toolsets.wrappers import (
     DEFAULT_MAX_RESULT_CHARS,
@@ -49,7 +50,11 @@ class ServerToolsets:
     With a `pool` (farmhand serve), servers are the pool's long-lived sessions instead of
     ones started for this chat; `outside` names the servers that came from a request rather
     than the operator's config: the pool bounds them, and they offer only read-only tools
-    unless `read_only_outside` is off."""
+    unless `read_only_outside` is off.
+
+    `asker` answers what the servers ask during this chat's calls (elicitation) and the
+    approvals their `require_approval` calls for: the terminal, or the API's pause (see
+    runtime/questions.py); None leaves it to the pool's (by default: no one can answer)."""
 
     settings: ToolSettings = field(default_factory=ToolSettings)
     folder_servers: frozenset[str] = frozenset()
@@ -59,6 +64,7 @@ class ServerToolsets:
     read_only_outside: bool = True
     allowed_tools: Mapping[str, frozenset[str]] = field(default_factory=dict)
     """Server name -> the only tools of it offered (a request's `allowed_tools`)."""
+    asker: Asker | None = None
 
     @asynccontextmanager
     async def open(self, server: McpServerConfig) -> AsyncIterator[Toolset]:
@@ -68,12 +74,15 @@ class ServerToolsets:
             yield self.wrap(
                 server.name,
                 self.pool.toolset(
-                    server, call_timeout=self.settings.tool_timeout, from_request=from_request
+                    server,
+                    call_timeout=self.settings.tool_timeout,
+                    from_request=from_request,
+                    asker=self.asker,
                 ),
             )
             return
         async with MCPToolset.from_config(
-            server, call_timeout=self.settings.tool_timeout
+            server, call_timeout=self.settings.tool_timeout, asker=self.asker
         ) as toolset:
             yield self.wrap(server.name, toolset)
 
@@ -176,12 +185,14 @@ class ChatSession:
     # end the loop and are handed back.
     client_tools: Sequence[ToolDefinition] = ()
     tools: ToolSettings | None = None
+    # Who answers the servers' questions and approvals (the terminal in chat and run).
+    asker: Asker | None = None
     router: ToolRouter = field(init=False)
     _stack: AsyncExitStack = field(init=False, default_factory=AsyncExitStack)
 
     async def __aenter__(self) -> ChatSession:
         settings = self.tools or ToolSettings(tool_timeout=self.tool_timeout)
-        opener = ServerToolsets(settings, self.folder_servers)
+        opener = ServerToolsets(settings, self.folder_servers, asker=self.asker)
         client_tools = [*self.model.tool_definitions(), *self.client_tools]
         try:
             self.router = await open_router(self._stack, opener, self.servers, client_tools)
@@ -221,6 +232,7 @@ def session_for(
     load: LlamaLoader | None = None,
     progress: bool = False,
     jit: bool | None = None,
+    asker: Asker | None = None,
 ) -> ChatSession:
     """The session for `model_name`; `load` and `progress` as in `provider_for`."""
     model = config.model(model_name)
@@ -236,4 +248,5 @@ def session_for(
         max_tool_rounds=config.runtime.max_tool_rounds,
         client_tools=client_tools,
         tools=tool_settings(config, jit=jit),
+        asker=asker,
     )

@@ -61,7 +61,7 @@ async def test_a_handshake_era_session_refreshes_on_the_list_changed_notificatio
     connection = ServerConnection("faults", server_target(faults()), mode="legacy")
     async with anyio.create_task_group() as group:
         group.start_soon(connection.run)
-        toolset = MCPToolset.pooled("faults", connection, call_timeout=10)
+        toolset = MCPToolset.pooled(faults(), connection, call_timeout=10)
         assert "late" not in {t.name for t in await toolset.list_tools()}
         assert connection.protocol_version == "2025-11-25"
         await toolset.call_tool("add_tool", {"name": "late"})

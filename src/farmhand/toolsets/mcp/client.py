@@ -1,4 +1,5 @@
-"""One MCP server as a Toolset: its tools listed (cached) and called under a timeout.
+"""One MCP server as a Toolset: its tools listed (cached) and called under a timeout, after
+the user's approval where the server's `require_approval` asks for it.
 
 Standalone (`async with MCPToolset.from_config(server)`), the toolset starts its server on
 entry and stops it on exit. From an `MCPPool`, it borrows the pool's long-lived connection
@@ -16,12 +17,14 @@ from mcp import types
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED
 
-from farmhand.config.models import McpServerConfig
+from farmhand.config.models import ApprovalPolicy, McpServerConfig
 from farmhand.errors import ToolServerError
 from farmhand.tools.definition import ToolDefinition
 from farmhand.toolsets.base import ToolOutput
+from farmhand.toolsets.mcp.approval import approval_question, needs_approval, not_approved
 from farmhand.toolsets.mcp.connection import ServerConnection, reason
 from farmhand.toolsets.mcp.content import result_text
+from farmhand.toolsets.mcp.elicitation import NO_ONE, Asker
 from farmhand.toolsets.mcp.stdio import StderrLog
 from farmhand.toolsets.mcp.transports import ServerTarget, Target, server_target
 
@@ -36,7 +39,8 @@ class MCPToolset:
     """The tools of one MCP server, under the server's own tool names.
 
     Connect with `async with`; enter and leave in the same task (the SDK's cancel scopes
-    require it).
+    require it). `asker` answers what the server asks during this toolset's calls and the
+    approvals `require_approval` calls for; None leaves it to the connection's default.
     """
 
     def __init__(
@@ -49,8 +53,12 @@ class MCPToolset:
         call_timeout: float = 30.0,
         stderr: StderrLog | None = None,
         connection: ServerConnection | None = None,
+        asker: Asker | None = None,
+        require_approval: ApprovalPolicy = "never",
     ) -> None:
         self.name = name
+        self.asker = asker
+        self.require_approval = require_approval
         self._target = (
             target
             if isinstance(target, ServerTarget)
@@ -69,6 +77,7 @@ class MCPToolset:
         *,
         call_timeout: float = 30.0,
         connect_timeout: float = 60.0,
+        asker: Asker | None = None,
     ) -> MCPToolset:
         """A toolset for one server, connected on `async with`."""
         target = server_target(server)
@@ -77,11 +86,27 @@ class MCPToolset:
             target,
             call_timeout=server.tool_timeout or call_timeout,
             connect_timeout=connect_timeout,
+            asker=asker,
+            require_approval=server.require_approval,
         )
 
     @classmethod
-    def pooled(cls, name: str, connection: ServerConnection, *, call_timeout: float) -> MCPToolset:
-        return cls(name, connection.target, call_timeout=call_timeout, connection=connection)
+    def pooled(
+        cls,
+        server: McpServerConfig,
+        connection: ServerConnection,
+        *,
+        call_timeout: float,
+        asker: Asker | None = None,
+    ) -> MCPToolset:
+        return cls(
+            server.name,
+            connection.target,
+            call_timeout=call_timeout,
+            connection=connection,
+            asker=asker,
+            require_approval=server.require_approval,
+        )
 
     @property
     def connection(self) -> ServerConnection:
@@ -93,7 +118,10 @@ class MCPToolset:
         if not self._owns_connection:
             return self
         connection = self._connection = ServerConnection(
-            self.name, self._target, connect_timeout=self._connect_timeout
+            self.name,
+            self._target,
+            connect_timeout=self._connect_timeout,
+            asker=self.asker or NO_ONE,
         )
         stack = AsyncExitStack()
         group = await stack.enter_async_context(anyio.create_task_group())
@@ -139,7 +167,14 @@ class MCPToolset:
     async def call_tool(
         self, name: str, arguments: dict[str, Any], *, timeout: float | None = None
     ) -> ToolOutput:
-        """Call a tool; failures the model can act on come back as error results."""
+        """Call a tool; failures the model can act on come back as error results, and so
+        does a call the user did not approve."""
+        policy = self.require_approval
+        if needs_approval(policy, self.connection.cached_tool(name)):
+            asker = self.asker or self.connection.callers.default
+            answer = await asker(approval_question(self.name, name, arguments, policy))
+            if answer.action != "accept":
+                return not_approved(self.name, name, answer, policy)
         limit = timeout or self._call_timeout
         try:
             return await self._call_once(name, arguments, limit)
@@ -164,7 +199,10 @@ class MCPToolset:
         connection = self.connection
         async with connection.session() as client:
             try:
-                with anyio.fail_after(limit):
+                with (
+                    anyio.fail_after(limit) as scope,
+                    connection.callers.calling(name, self.asker, scope),
+                ):
                     async with connection.call_slots:
                         result = await client.call_tool(name, arguments)
             except TimeoutError:

@@ -4,6 +4,9 @@ The SDK's Client opens task groups and cancel scopes, so it must be entered and 
 same task: `run()` is that task. Callers in any task ask `session()` for the live Client;
 when there is none (not started yet, crashed, closed for idleness) `run()` connects again,
 after a backoff that grows with consecutive failures.
+
+Every session introduces itself as farmhand and declares elicitation: what the server asks
+mid-call goes to the asker of the call in flight (`callers.ServerCallers`).
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ from mcp.server.mcpserver import MCPServer
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from farmhand.errors import ToolServerError
+from farmhand.toolsets.mcp.callers import ServerCallers
+from farmhand.toolsets.mcp.elicitation import NO_ONE, Asker, client_info
 from farmhand.toolsets.mcp.transports import ServerTarget, watched
 
 log = logging.getLogger(__name__)
@@ -58,6 +63,7 @@ class ServerConnection:
         mode: str = "auto",
         max_concurrent_calls: int | None = None,
         timeouts_before_restart: int = TIMEOUTS_BEFORE_RESTART,
+        asker: Asker = NO_ONE,
     ) -> None:
         self.name = name
         self.mode = mode
@@ -75,6 +81,8 @@ class ServerConnection:
         """Calls in flight at once; a caller waits for a slot within its own timeout."""
         self.protocol_version: str | None = None
         """The revision the last session negotiated, e.g. 2025-11-25 or 2026-07-28."""
+        self.callers = ServerCallers(name, asker)
+        """The calls in flight, and who answers the server's questions (elicitation)."""
         self._client: Client | None = None
         self._down = anyio.Event()  # the current session must end (crash, broken, idle, close)
         self._wanted = anyio.Event()  # someone wants a session
@@ -121,7 +129,11 @@ class ServerConnection:
                 if not isinstance(transport, str | MCPServer):
                     transport = watched(transport, down.set)
                 async with Client(
-                    transport, mode=self.mode, message_handler=self._on_message
+                    transport,
+                    mode=self.mode,
+                    message_handler=self._on_message,
+                    client_info=client_info(),
+                    elicitation_callback=self.callers.elicit,
                 ) as client:
                     if self._ever_connected:
                         self.restarts += 1

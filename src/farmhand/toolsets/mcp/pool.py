@@ -26,6 +26,7 @@ from farmhand.config.models import McpServerConfig
 from farmhand.errors import ToolServerError
 from farmhand.toolsets.mcp.client import MCPToolset
 from farmhand.toolsets.mcp.connection import ServerConnection
+from farmhand.toolsets.mcp.elicitation import NO_ONE, Asker
 from farmhand.toolsets.mcp.transports import server_target
 
 IDLE_TIMEOUT = 3600.0
@@ -48,7 +49,11 @@ class MCPPool:
         request_idle_timeout: float = REQUEST_IDLE_TIMEOUT,
         max_request_servers: int = MAX_REQUEST_SERVERS,
         max_concurrent_calls: int = MAX_CONCURRENT_CALLS,
+        asker: Asker = NO_ONE,
     ) -> None:
+        self.asker = asker
+        """Answers a server's questions asked outside any call of a toolset with an asker
+        of its own (e.g. while listing tools); by default no one can."""
         self.call_timeout = call_timeout
         self.connect_timeout = connect_timeout
         self.idle_timeout = idle_timeout
@@ -86,13 +91,15 @@ class MCPPool:
         *,
         call_timeout: float | None = None,
         from_request: bool = False,
+        asker: Asker | None = None,
     ) -> MCPToolset:
         """A toolset over the pooled connection to `server`; connects on first use.
         `from_request`: the server came from a request (already admitted by the request
-        policy), so it counts against `max_request_servers`."""
+        policy), so it counts against `max_request_servers`. `asker`: who answers the
+        server's questions during this toolset's calls (one conversation's user)."""
         connection = self.connection(server, from_request=from_request)
         timeout = server.tool_timeout or call_timeout or self.call_timeout
-        return MCPToolset.pooled(server.name, connection, call_timeout=timeout)
+        return MCPToolset.pooled(server, connection, call_timeout=timeout, asker=asker)
 
     def connection(
         self, server: McpServerConfig, *, from_request: bool = False
@@ -113,6 +120,7 @@ class MCPPool:
             connect_timeout=self.connect_timeout,
             idle_timeout=self.request_idle_timeout if from_request else self.idle_timeout,
             max_concurrent_calls=self.max_concurrent_calls,
+            asker=self.asker,
         )
         self._connections[key] = connection
         if from_request:
