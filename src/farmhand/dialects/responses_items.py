@@ -8,8 +8,13 @@ messages, and the approvals the request answers.
     reasoning                                      -> the next assistant turn's reasoning
     mcp_list_tools                                 -> the label is listed already
     mcp_call                                       -> a call farmhand ran, and its result
+                                                      (one still in_progress: a call that
+                                                      was waiting on a question; skipped)
     mcp_approval_request                           -> a call held for approval
     mcp_approval_response                          -> run it (approve) or say it was denied
+    mcp_approval_request / _response, mcp_elicitation_request / _response with a
+        question's id ("ask_...")                  -> the answers a paused chat waits on
+                                                      (`responses_questions`); old: skipped
     additional_tools                               -> tools (read with the request's tools)
 
 Items of hosted tools farmhand never runs (web_search_call, computer_call, ...) are
@@ -23,6 +28,12 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from farmhand.dialects.responses_questions import (
+    QuestionAnswer,
+    approval_answer,
+    elicitation_answer,
+    is_question_id,
+)
 from farmhand.dialects.responses_request import ResponsesRequest
 from farmhand.errors import RequestError
 from farmhand.messages import Message, ToolCall
@@ -51,6 +62,10 @@ class Conversation:
     messages: list[Message] = field(default_factory=list)
     approvals: list[Approval] = field(default_factory=list)
     listed: set[str] = field(default_factory=set)
+    answers: list[QuestionAnswer] = field(default_factory=list)
+    """The request's answers to the questions a paused chat waits on."""
+    other_input: bool = False
+    """The request brings input items besides those answers."""
 
 
 @dataclass
@@ -75,7 +90,10 @@ def read_conversation(
     for index, item in enumerate(previous or []):
         _read(reader, item, f"previous response item {index}", new=False)
     for index, item in enumerate(parsed.input_items):
+        answers = len(reader.conversation.answers)
         _read(reader, item, f"input[{index}]", new=True)
+        if len(reader.conversation.answers) == answers:
+            reader.conversation.other_input = True
     return dataclasses.replace(
         reader.conversation, messages=_leading_system(parsed.instructions, reader.messages)
     )
@@ -98,6 +116,13 @@ def _read(reader: _Reader, item: dict[str, Any], where: str, *, new: bool) -> No
         reader.conversation.listed.add(str(item.get("server_label")))
     elif kind == "mcp_call":
         _mcp_call(reader, item, where)
+    elif kind == "mcp_elicitation_request":
+        pass  # a question asked: the paused chat has the call
+    elif kind == "mcp_elicitation_response":
+        if new:
+            reader.conversation.answers.append(elicitation_answer(item, where))
+    elif kind == "mcp_approval_request" and is_question_id(str(item.get("id"))):
+        pass
     elif kind == "mcp_approval_request":
         call = _mcp_tool_call(item, where, _string(item, "id", where))
         reader.held[call.id] = call
@@ -181,6 +206,8 @@ def _mcp_tool_call(item: dict[str, Any], where: str, call_id: str) -> ToolCall:
 
 
 def _mcp_call(reader: _Reader, item: dict[str, Any], where: str) -> None:
+    if item.get("status") == "in_progress":
+        return  # it waited on a question; the response that went on has it done
     approval_id = item.get("approval_request_id")
     if isinstance(approval_id, str) and approval_id in reader.held:
         call = reader.held.pop(approval_id)  # already in the history, held
@@ -209,6 +236,10 @@ def _error_text(error: object) -> str:
 def _approval(reader: _Reader, item: dict[str, Any], where: str, *, new: bool) -> None:
     approval_id = _string(item, "approval_request_id", where)
     call = reader.held.get(approval_id)
+    if call is None and is_question_id(approval_id):
+        if new:
+            reader.conversation.answers.append(approval_answer(item, approval_id, where))
+        return
     if call is None:
         raise RequestError(
             f"{where}: approval_request_id {approval_id!r} names no mcp_approval_request"

@@ -15,6 +15,9 @@ non-streamed answer is the same builder's final `response()`:
                     output_item.done (MCP tools farmhand ran)
     mcp_approval_request: output_item.added, output_item.done (a call held for approval)
     response.completed (or response.incomplete when max_output_tokens cut the answer)
+
+A question the chat pauses on (`InputRequested`) is the last item: output_item.added,
+output_item.done, then response.completed (`dialects.responses_questions`).
 """
 
 from __future__ import annotations
@@ -30,9 +33,11 @@ from farmhand.dialects.responses_mcp import (
     list_tools_item,
     mcp_call_item,
 )
+from farmhand.dialects.responses_questions import question_item
 from farmhand.dialects.responses_request import ResponsesRequest
 from farmhand.messages import ToolCall, ToolResult
 from farmhand.runtime.events import (
+    InputRequested,
     LoopFinished,
     ReasoningChunk,
     TextChunk,
@@ -63,6 +68,7 @@ class ResponseBuilder:
         self.status = "in_progress"
         self.finished: LoopFinished | None = None
         self.error: dict[str, Any] | None = None
+        self.waiting_for: str | None = None  # the question the chat is paused on
         self._sequence = 0
         self._text: int | None = None  # output index of the open message item
         self._reasoning: int | None = None
@@ -111,6 +117,8 @@ class ResponseBuilder:
             extra["notes"] = self.parsed.notes
         if done is not None:
             extra.update(stop_reason=done.stop_reason, rounds=done.rounds)
+        if self.waiting_for is not None:
+            extra["waiting_for"] = self.waiting_for
         if extra:
             body["farmhand"] = extra
         return body
@@ -128,7 +136,7 @@ class ResponseBuilder:
         self._sequence += 1
         return event
 
-    def render(self, event: McpChatEvent) -> list[Event]:
+    def render(self, event: McpChatEvent | InputRequested) -> list[Event]:
         if isinstance(event, TextChunk):
             return self._text_delta(event.text)
         if isinstance(event, ReasoningChunk):
@@ -148,6 +156,8 @@ class ResponseBuilder:
             return self._mcp_finished(event.call, event.full, event.approval_id)
         if isinstance(event, McpApprovalNeeded):
             return self._approval_request(event.call)
+        if isinstance(event, InputRequested):
+            return self._ask(event)
         return self._finish(event)
 
     def failed(self, error: dict[str, Any]) -> list[Event]:
@@ -318,6 +328,15 @@ class ResponseBuilder:
         events = self._close_text()
         index, added = self._add(approval_request_item(call))
         return [*events, added, self._done(index)]
+
+    def _ask(self, event: InputRequested) -> list[Event]:
+        """The question ends the response; the answer comes with the next request."""
+        events = self._close_text()
+        index, added = self._add(question_item(event))
+        self.status = "completed"
+        self.waiting_for = event.id
+        done = self._done(index)
+        return [*events, added, done, self.event("response.completed", response=self.response())]
 
     def _finish(self, done: LoopFinished) -> list[Event]:
         events = self._close_text()

@@ -6,7 +6,8 @@ MCP server (/mcp). Every route sits behind the same middleware, outermost first:
 `BrowserGuard` (Host and Origin: no web page gets in), CORS for the operator's listed
 origins only, then `GateMiddleware` (API keys, body size, strict JSON bodies).
 
-The lifespan opens the MCP pool and the /mcp session manager on startup; on shutdown
+The lifespan opens the MCP pool, the /mcp session manager and the runner of the chats that
+outlive their request (a Responses chat paused on a question) on startup; on shutdown
 (after uvicorn has let in-flight requests finish) it closes every MCP session, reaps the
 server processes and closes the providers (and stops a llama-server that the llama_* tools
 started, when the config has `llama_server:`).
@@ -32,6 +33,7 @@ from farmhand.errors import RequestError
 from farmhand.mcpserver.http import mcp_endpoint
 from farmhand.mcpserver.llama_tools import llama_tools_for
 from farmhand.paths import farmhand_home
+from farmhand.runtime.questions import PendingAnswers
 from farmhand.server import anthropic_api, ollama_api, openai_api, projects_api, responses_api
 from farmhand.server.auth import GateMiddleware, api_keys_from_env, max_body_from_env
 from farmhand.server.browser_guard import BrowserGuard, HostRule
@@ -63,6 +65,7 @@ def create_app(
     limit = max_body_from_env() if max_body_bytes is None else max_body_bytes
     state = ServiceState(
         config=config,
+        answers=PendingAnswers(timeout=config.server.question_timeout),
         home=home or farmhand_home(),
         pool=MCPPool(
             call_timeout=config.runtime.tool_timeout,
@@ -82,7 +85,8 @@ def create_app(
     @asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
         try:
-            async with state.pool, mcp.run():  # the pool outlives the MCP sessions
+            # The pool outlives the MCP sessions and the chats (paused ones end first).
+            async with state.pool, mcp.run(), state.chat_runner():
                 yield
         finally:
             try:

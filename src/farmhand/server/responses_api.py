@@ -8,23 +8,27 @@ and `dialects.responses_render` (response); the chat is the service's
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator
+import dataclasses
+from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from farmhand.dialects.responses_items import chat_request, read_conversation
+from farmhand.dialects.responses_items import Conversation, chat_request, read_conversation
 from farmhand.dialects.responses_render import ResponseBuilder
 from farmhand.dialects.responses_request import ResponsesRequest, parse_responses
 from farmhand.errors import FarmhandError, RequestError
+from farmhand.runtime.questions import AnswerError
 from farmhand.server.errors import api_error, error_response
 from farmhand.server.json_body import json_object
 from farmhand.server.streaming import EventStream, SSEEvent, StreamItem
 from farmhand.service.mcp_chat import McpChatEvent, run_mcp_chat
+from farmhand.service.parked import ChatEvent, RunningChat
 from farmhand.service.responses_store import StoredResponse
 from farmhand.service.state import ServiceState
+from farmhand.toolsets.mcp.elicitation import Asker
 
 MAX_LISTED_ITEMS = 100
 
@@ -45,7 +49,9 @@ def _state(request: Request) -> ServiceState:
 
 class _Turn:
     """One response being made: the parsed request, the conversation it continues, and
-    the chat's events."""
+    the chat's events: a new chat's, or those of the paused chat the request answers.
+    Chats run in the service's runner (`service.parked`), so one can pause on a question
+    past the end of this response."""
 
     def __init__(self, state: ServiceState, parsed: ResponsesRequest) -> None:
         self.state = state
@@ -55,12 +61,21 @@ class _Turn:
         self.conversation = read_conversation(parsed, history)
         self.input_items = [*history, *parsed.input_items]
         self.builder = ResponseBuilder(parsed)
+        self.runner = state.chat_runner()
+        self.resumed = _answer(state, self.conversation)
 
-    def events(self) -> AsyncGenerator[McpChatEvent, None]:
+    async def events(self) -> AsyncGenerator[ChatEvent, None]:
+        running = self.resumed or self.runner.start(self._chat)
+        async with aclosing(self.runner.read(running)) as events:
+            async for event in events:
+                yield event
+
+    def _chat(self, asker: Asker) -> AsyncIterator[McpChatEvent]:
         conversation = self.conversation
+        request = dataclasses.replace(chat_request(self.parsed, conversation), asker=asker)
         return run_mcp_chat(
             self.state,
-            chat_request(self.parsed, conversation),
+            request,
             self.parsed.tools.mcp,
             conversation.approvals,
             conversation.listed,
@@ -111,6 +126,36 @@ def _stream(turn: _Turn) -> EventStream:
         return [SSEEvent(e["type"], e) for e in builder.failed(body)]
 
     return EventStream(items, form="sse", error_response=error_response, error_items=error_items)
+
+
+def _answer(state: ServiceState, conversation: Conversation) -> RunningChat | None:
+    """Hand the request's answer to the chat paused on its question, which goes on in
+    this response; None when the request answers no question."""
+    if not conversation.answers:
+        return None
+    if len(conversation.answers) > 1 or conversation.other_input:
+        raise RequestError(
+            "a request that answers a question carries that one answer alone (one"
+            " mcp_approval_response or mcp_elicitation_response); the paused chat goes on"
+            " with it, and other input can follow in the next request",
+            param="input",
+        )
+    given = conversation.answers[0]
+    runner = state.chat_runner()
+    if runner.waiting(given.id) is None:
+        raise RequestError(
+            f"no open question {given.id!r}: it was answered already, timed out, or never"
+            " asked",
+            param="input",
+            code="not_found",
+            status=404,
+        )
+    try:
+        state.answers.answer(given.id, given.answer)
+    except AnswerError as exc:  # the question stays open: the client may answer again
+        status = 404 if exc.unknown else 400
+        raise RequestError(str(exc), param="input", status=status) from None
+    return runner.resume(given.id)
 
 
 def _stored(state: ServiceState, response_id: str | None, param: str) -> StoredResponse | None:

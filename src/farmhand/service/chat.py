@@ -28,6 +28,7 @@ from farmhand.runtime.session import (
 )
 from farmhand.service.state import ServiceState
 from farmhand.tools.definition import ToolDefinition
+from farmhand.toolsets.mcp.elicitation import Asker, Refusal
 from farmhand.toolsets.mcp.known_servers import filesystem_server
 from farmhand.toolsets.mcp.policy import ServerRequest
 
@@ -52,6 +53,16 @@ class ChatRequest:
     allowed_tools: Mapping[str, frozenset[str]] = field(default_factory=dict)
     """Server name -> the only tools of that server the model is offered (the MCP
     connector's and the Responses `mcp` tool's `allowed_tools`)."""
+    asker: Asker | None = None
+    """Who answers the servers' questions and approvals during this chat: set by the
+    Responses API, which pauses the chat and hands the question to its client
+    (`service.parked`). None: no one can, and every question is refused, saying so."""
+
+
+CANNOT_ASK = Refusal(
+    "this API dialect cannot hand a question back to its client; the Responses API"
+    " (POST /v1/responses) can"
+)
 
 
 @dataclass(frozen=True)
@@ -110,8 +121,10 @@ def server_toolsets(
     servers: ChatServers,
     settings: ToolSettings,
     allowed_tools: Mapping[str, frozenset[str]] | None = None,
+    asker: Asker | None = None,
 ) -> ServerToolsets:
-    """Opens a chat's servers from the pool, with the wrappers their origin calls for."""
+    """Opens a chat's servers from the pool, with the wrappers their origin calls for;
+    `asker` None refuses every question (`CANNOT_ASK`)."""
     return ServerToolsets(
         settings,
         folder_servers=frozenset(s.name for s in servers.folder),
@@ -119,6 +132,7 @@ def server_toolsets(
         outside=frozenset(s.name for s in servers.outside),
         read_only_outside=not state.policy.allow_writes,
         allowed_tools=allowed_tools or {},
+        asker=asker or CANNOT_ASK,
     )
 
 
@@ -175,7 +189,9 @@ async def _tools(
     async with AsyncExitStack() as stack:
         # Every server, with JIT discovery or not, is a pooled session: configured ones stay
         # connected across requests, and those from outside are bounded by the pool.
-        opener = server_toolsets(state, servers, settings, request.allowed_tools)
+        opener = server_toolsets(
+            state, servers, settings, request.allowed_tools, request.asker
+        )
         client_tools = [*model.tool_definitions(), *request.client_tools]
         router = await open_router(stack, opener, servers.all, client_tools)
         try:

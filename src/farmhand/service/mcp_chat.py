@@ -86,7 +86,7 @@ async def run_mcp_chat(
         return
     model = state.model_config(request.model)
     servers = [s.name for s in state.config.servers_for(model)]
-    async with open_mcp_tools(state, servers, tools) as opened:
+    async with open_mcp_tools(state, servers, tools, request.asker) as opened:
         for server in opened.servers:
             if server.label not in listed:
                 yield McpToolsListed(server.label, server.tools)

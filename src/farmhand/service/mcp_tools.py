@@ -25,6 +25,7 @@ from farmhand.service.chat import ChatServers, admit_servers, server_toolsets
 from farmhand.service.state import ServiceState
 from farmhand.tools.definition import ToolDefinition
 from farmhand.toolsets.base import Toolset
+from farmhand.toolsets.mcp.elicitation import Asker
 from farmhand.toolsets.mcp.policy import ServerRequest
 from farmhand.toolsets.wrappers import SEPARATOR
 
@@ -128,10 +129,14 @@ def split_name(name: str) -> tuple[str, str]:
 
 @asynccontextmanager
 async def open_mcp_tools(
-    state: ServiceState, model_servers: Sequence[str], specs: Sequence[McpTool]
+    state: ServiceState,
+    model_servers: Sequence[str],
+    specs: Sequence[McpTool],
+    asker: Asker | None = None,
 ) -> AsyncIterator[OpenMcpTools]:
     """The servers of `specs`, admitted by the request policy, then opened and listed.
-    `model_servers`: the names of the model's own servers, which a label may not reuse."""
+    `model_servers`: the names of the model's own servers, which a label may not reuse;
+    `asker`: who answers what these servers ask during their calls (None: no one)."""
     for spec in specs:
         if spec.label in model_servers:
             raise RequestError(
@@ -142,7 +147,8 @@ async def open_mcp_tools(
             )
     admitted = admit_servers(state, (), [spec.server for spec in specs])
     configs = _in_request_order(specs, admitted)
-    opener = server_toolsets(state, admitted, tool_settings(state.config, jit=False))
+    settings = tool_settings(state.config, jit=False)
+    opener = server_toolsets(state, admitted, settings, asker=asker)
     opened = OpenMcpTools(specs)
     async with AsyncExitStack() as stack:
         for spec, config in zip(specs, configs, strict=True):

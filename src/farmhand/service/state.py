@@ -16,7 +16,9 @@ from farmhand.config.models import FarmhandConfig, ModelConfig
 from farmhand.errors import ConfigError, UnknownModelError
 from farmhand.providers.base import Provider
 from farmhand.providers.factory import provider_for
+from farmhand.runtime.questions import PendingAnswers
 from farmhand.service.model_files import LoadedModel, ModelFiles
+from farmhand.service.parked import ChatRunner
 from farmhand.service.responses_store import ResponseStore
 from farmhand.service.tasks import TaskStore
 from farmhand.toolsets.mcp.definitions import load_definitions
@@ -46,6 +48,11 @@ class ServiceState:
     its MCP servers are held to the request policy like a request's own."""
     files: ModelFiles = field(default_factory=ModelFiles)
     """GGUF headers, digests and embedding contexts, read or built once per file."""
+    answers: PendingAnswers = field(default_factory=PendingAnswers)
+    """The questions chats wait on for a Responses client's answer (`service.parked`)."""
+    chats: ChatRunner | None = None
+    """The chats that may outlive their request (paused on a question); opened with the
+    app's lifespan (`open_chats`)."""
     _loaded: dict[str, LoadedModel] = field(default_factory=dict)
     _loading: anyio.Lock = field(default_factory=anyio.Lock)
 
@@ -112,6 +119,13 @@ class ServiceState:
         for key, loaded in list(self._loaded.items()):
             if loaded.expires_at is not None and loaded.expires_at <= now:
                 del self._loaded[key]
+
+    def chat_runner(self) -> ChatRunner:
+        """The runner of the chats that may pause; built on first use, opened by the app's
+        lifespan (`async with state.chat_runner()`)."""
+        if self.chats is None:
+            self.chats = ChatRunner(self.answers)
+        return self.chats
 
     def task_store(self) -> TaskStore:
         if self.tasks is None:

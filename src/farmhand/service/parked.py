@@ -1,0 +1,155 @@
+"""Chats that outlive their request: the Responses API's pause for a question.
+
+When an MCP server asks something mid-call (or a call needs the approval its server's
+`require_approval` asks for), the Responses API returns the question to its client and the
+response ends; the answer comes in a later request. The chat's tool loop cannot stop and
+start again (the call is in flight on the server), so it keeps running, waiting on the
+answer, in a task of the service's own (`ChatRunner`, opened for the app's lifespan) rather
+than the request's. Its events go into a buffer; the request that answers the question takes
+the chat and reads on from there.
+
+    running = runner.start(lambda asker: run_mcp_chat(state, replace(request, asker=asker)))
+    async for event in runner.read(running):   # ends at LoopFinished, or at a question:
+        ...                                    # then the chat is parked on its id
+    running = runner.resume(question_id)       # a later request, after answers.answer(...)
+
+A chat whose question nobody answers gets a decline when the question times out
+(`server.question_timeout`); it then finishes on its own and what it says after that is
+dropped (no one asked for it). A reader that stops early (its client went away) cancels its
+chat; so does the service's shutdown.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, TypeAlias
+
+import anyio
+from anyio.abc import TaskGroup
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+from farmhand.runtime.events import InputRequested
+from farmhand.runtime.questions import PendingAnswers, QuestionRelay
+from farmhand.toolsets.mcp.elicitation import Asker
+
+if TYPE_CHECKING:  # mcp_chat needs the state, which holds the runner
+    from farmhand.service.mcp_chat import McpChatEvent
+
+ChatEvent: TypeAlias = "McpChatEvent | InputRequested"
+ChatFactory: TypeAlias = "Callable[[Asker], AsyncIterator[McpChatEvent]]"
+"""Makes a chat's events given the asker its servers' questions go to."""
+
+
+@dataclass(frozen=True)
+class _Failed:
+    error: Exception
+
+
+@dataclass(eq=False)
+class RunningChat:
+    """A chat running in the service's task group; `events` buffers what it says."""
+
+    events: MemoryObjectReceiveStream[ChatEvent | _Failed]
+    scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
+    parked_on: str | None = None
+    """The question it waits on while no request reads it."""
+
+
+class ChatRunner:
+    """The service's running chats, and the questions they are parked on. `async with`
+    for the app's lifespan: chats still running when it ends are cancelled."""
+
+    def __init__(self, answers: PendingAnswers) -> None:
+        self.answers = answers
+        self._group: TaskGroup | None = None
+        self._parked: dict[str, RunningChat] = {}
+        self._running: set[RunningChat] = set()
+
+    async def __aenter__(self) -> ChatRunner:
+        self._group = anyio.create_task_group()
+        await self._group.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        group, self._group = self._group, None
+        if group is not None:
+            group.cancel_scope.cancel()
+            await group.__aexit__(None, None, None)
+
+    @property
+    def running(self) -> int:
+        """How many chats run (parked ones included)."""
+        return len(self._running)
+
+    @property
+    def parked(self) -> list[str]:
+        """The ids of the questions chats are parked on."""
+        return list(self._parked)
+
+    def start(self, chat: ChatFactory) -> RunningChat:
+        """Start a chat in the service's task group; read it with `read`."""
+        if self._group is None:
+            raise RuntimeError("the service's chat runner is not open (the app's lifespan)")
+        send: MemoryObjectSendStream[ChatEvent | _Failed]
+        receive: MemoryObjectReceiveStream[ChatEvent | _Failed]
+        send, receive = anyio.create_memory_object_stream(math.inf)
+        running = RunningChat(receive)
+        self._running.add(running)
+        self._group.start_soon(self._run, running, send, chat)
+        return running
+
+    async def _run(
+        self,
+        running: RunningChat,
+        send: MemoryObjectSendStream[ChatEvent | _Failed],
+        chat: ChatFactory,
+    ) -> None:
+        try:
+            with running.scope, send:
+                try:
+                    async with QuestionRelay(self.answers) as relay:
+                        async for event in relay.run(chat(relay)):
+                            await send.send(event)
+                except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                    pass  # its reader is gone and no one parked it: nothing to say it to
+                except Exception as exc:  # the reader raises it, in its request
+                    send.send_nowait(_Failed(exc))
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            pass
+        finally:
+            self._running.discard(running)
+            if running.parked_on is not None:  # timed out, nobody reads: drop the rest
+                self._parked.pop(running.parked_on, None)
+                running.events.close()
+
+    async def read(self, running: RunningChat) -> AsyncGenerator[ChatEvent, None]:
+        """The chat's events up to its LoopFinished, or up to a question (the last event
+        then): the chat is parked on its id until `resume`. Raises what the chat raised.
+        A reader that stops before either cancels the chat."""
+        parked = False
+        try:
+            async for item in running.events:
+                if isinstance(item, _Failed):
+                    raise item.error
+                if isinstance(item, InputRequested):
+                    running.parked_on = item.id
+                    self._parked[item.id] = running
+                    parked = True
+                yield item
+                if parked:
+                    return
+        finally:
+            if not parked:
+                running.scope.cancel()
+
+    def waiting(self, question_id: str) -> RunningChat | None:
+        """The chat parked on `question_id`, if one is."""
+        return self._parked.get(question_id)
+
+    def resume(self, question_id: str) -> RunningChat:
+        """Take the chat parked on `question_id` (after its answer) to read on."""
+        running = self._parked.pop(question_id)
+        running.parked_on = None
+        return running
