@@ -93,9 +93,7 @@ def elicitation_answer(item: dict[str, Any], where: str) -> QuestionAnswer:
         )
     action = item.get("action")
     if action not in ACTIONS:
-        raise RequestError(
-            f'{where}.action must be "accept", "decline" or "cancel"', param="input"
-        )
+        raise RequestError(f'{where}.action must be "accept", "decline" or "cancel"', param="input")
     content = item.get("content")
     if content is not None and not isinstance(content, dict):
         raise RequestError(

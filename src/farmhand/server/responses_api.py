@@ -144,8 +144,7 @@ def _answer(state: ServiceState, conversation: Conversation) -> RunningChat | No
     runner = state.chat_runner()
     if runner.waiting(given.id) is None:
         raise RequestError(
-            f"no open question {given.id!r}: it was answered already, timed out, or never"
-            " asked",
+            f"no open question {given.id!r}: it was answered already, timed out, or never asked",
             param="input",
             code="not_found",
             status=404,

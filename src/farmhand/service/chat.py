@@ -189,9 +189,7 @@ async def _tools(
     async with AsyncExitStack() as stack:
         # Every server, with JIT discovery or not, is a pooled session: configured ones stay
         # connected across requests, and those from outside are bounded by the pool.
-        opener = server_toolsets(
-            state, servers, settings, request.allowed_tools, request.asker
-        )
+        opener = server_toolsets(state, servers, settings, request.allowed_tools, request.asker)
         client_tools = [*model.tool_definitions(), *request.client_tools]
         router = await open_router(stack, opener, servers.all, client_tools)
         try:

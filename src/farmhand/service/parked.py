@@ -24,13 +24,13 @@ from __future__ import annotations
 import math
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING, TypeAlias, cast
 
 import anyio
 from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from farmhand.runtime.events import InputRequested
+from farmhand.runtime.events import InputRequested, LoopEvent
 from farmhand.runtime.questions import PendingAnswers, QuestionRelay
 from farmhand.toolsets.mcp.elicitation import Asker
 
@@ -110,8 +110,10 @@ class ChatRunner:
             with running.scope, send:
                 try:
                     async with QuestionRelay(self.answers) as relay:
-                        async for event in relay.run(chat(relay)):
-                            await send.send(event)
+                        # The relay passes events on untouched; its type names the loop's.
+                        events = cast("AsyncIterator[LoopEvent]", chat(relay))
+                        async for event in relay.run(events):
+                            await send.send(cast("ChatEvent", event))
                 except (anyio.BrokenResourceError, anyio.ClosedResourceError):
                     pass  # its reader is gone and no one parked it: nothing to say it to
                 except Exception as exc:  # the reader raises it, in its request
