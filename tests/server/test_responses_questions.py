@@ -110,7 +110,7 @@ def test_an_approved_call_runs_and_the_answer_comes(farm: Farm) -> None:
     done = farm.client.responses.create(
         model="farm", previous_response_id=asked.id, input=[approval(question.id, True)]
     )
-    call, message = done.output
+    call, _ = done.output
     assert call.type == "mcp_call" and call.status == "completed" and call.output == "wiped barn"
     assert done.output_text == "The barn is wiped."
 
@@ -218,11 +218,13 @@ def test_an_unanswered_question_times_out_and_the_chat_ends(farm: Farm) -> None:
 def test_a_client_that_leaves_mid_stream_stops_its_chat(farm: Farm) -> None:
     farm.script.add(Step.calls(ToolCall("ask:slow", {"seconds": 600})))
     body = {"model": "farm", "input": "Take your time", "stream": True}
-    with httpx.Client(base_url=farm.server.url, timeout=30) as http:
-        with http.stream("POST", "/v1/responses", json=body) as reply:
-            for line in reply.iter_lines():
-                if "response.mcp_call.in_progress" in line:
-                    break  # the call runs; leave
+    with (
+        httpx.Client(base_url=farm.server.url, timeout=30) as http,
+        http.stream("POST", "/v1/responses", json=body) as reply,
+    ):
+        for line in reply.iter_lines():
+            if "response.mcp_call.in_progress" in line:
+                break  # the call runs; leave
     farm.settle()
     assert farm.state.chat_runner().running == 0  # cancelled, not 600 s of waiting
 
