@@ -18,6 +18,7 @@ import pytest
 from openai import OpenAI
 from tests.server.live import LiveServer, scripted_config
 from tests.server.test_openai_api import Relay
+from tests.toolsets.mcp.real_servers import everything_over
 
 from farmhand.config.models import McpServerConfig, ModelConfig
 from farmhand.messages import Message, ToolCall
@@ -57,7 +58,9 @@ class Farm:
 @pytest.fixture(scope="module")
 def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Farm]:
     # "gate" asks before every call; "ask" runs its tools, which ask their own questions.
-    config = scripted_config(asking("gate", require_approval="always"), asking("ask"))
+    config = scripted_config(
+        asking("gate", require_approval="always"), asking("ask"), http_hosts=["127.0.0.1"]
+    )
     config.server.question_timeout = TIMEOUT
     relay = Relay()
 
@@ -237,3 +240,45 @@ def test_other_dialects_refuse_the_question_at_once(farm: Farm) -> None:
         model="farm", messages=[{"role": "user", "content": "Wipe the barn"}]
     )
     assert reply.choices[0].message.content == "It needs an approval I cannot get."
+
+
+@pytest.fixture(scope="module")
+def everything() -> Iterator[str]:
+    for url in everything_over("streamableHttp"):
+        yield f"{url}/mcp"
+
+
+def test_a_held_mcp_tool_call_and_a_server_question_in_one_conversation(
+    farm: Farm, everything: str
+) -> None:
+    """The request's own `mcp` tool holds its call for approval (the service runs it
+    between loop runs); the operator's server asks mid-loop. Each answer goes where its id
+    says."""
+    tool = {"type": "mcp", "server_label": "everything", "server_url": everything}
+    tool["allowed_tools"] = ["echo"]
+    farm.script.add(Step.calls(ToolCall("everything:echo", {"message": "moo"})))
+    held = farm.client.responses.create(model="farm", input="Echo, then wipe", tools=[tool])
+    request = held.output[-1]
+    assert request.type == "mcp_approval_request" and not request.id.startswith("ask_")
+
+    farm.script.add(
+        Step.calls(ToolCall("gate:wipe", {"target": "barn"}), expect=sees_result("Echo: moo"))
+    )
+    asked = farm.client.responses.create(
+        model="farm",
+        previous_response_id=held.id,
+        input=[approval(request.id, True)],
+        tools=[tool],
+    )
+    question = asked.output[-1]
+    assert asked.output[0].type == "mcp_call" and asked.output[0].output == "Echo: moo"
+    assert question.type == "mcp_approval_request" and question.id.startswith("ask_")
+
+    farm.script.add(Step.text("Echoed and wiped.", expect=sees_result("wiped barn")))
+    done = farm.client.responses.create(
+        model="farm",
+        previous_response_id=asked.id,
+        input=[approval(question.id, True)],
+        tools=[tool],
+    )
+    assert done.output_text == "Echoed and wiped."
