@@ -26,7 +26,6 @@ from typing import Any
 
 from farmhand.errors import RequestError
 from farmhand.runtime.events import InputRequested
-from farmhand.toolsets.mcp.elicitation import Answer
 
 QUESTION_PREFIX = "ask_"
 """How the ids `runtime.questions.PendingAnswers` gives its questions begin."""
@@ -35,10 +34,13 @@ ACTIONS = ("accept", "decline", "cancel")
 
 @dataclass(frozen=True)
 class QuestionAnswer:
-    """The client's answer to the question `id` a paused chat waits on."""
+    """The client's answer to the question `id` a paused chat waits on (the service's
+    `ChatRunner.answer` takes it as it is)."""
 
     id: str
-    answer: Answer
+    action: str  # "accept" | "decline" | "cancel"
+    content: dict[str, Any] | None = None
+    reason: str = ""
 
 
 def is_question_id(item_id: str) -> bool:
@@ -76,10 +78,9 @@ def approval_answer(item: dict[str, Any], question_id: str, where: str) -> Quest
     approve = item.get("approve")
     if not isinstance(approve, bool):
         raise RequestError(f"{where}.approve must be true or false", param="input")
-    reason = item.get("reason")
-    reason = reason if isinstance(reason, str) else ""
-    answer = Answer.accept() if approve else Answer.decline(reason)
-    return QuestionAnswer(question_id, answer)
+    if approve:
+        return QuestionAnswer(question_id, "accept")
+    return QuestionAnswer(question_id, "decline", reason=_reason(item))
 
 
 def elicitation_answer(item: dict[str, Any], where: str) -> QuestionAnswer:
@@ -100,8 +101,10 @@ def elicitation_answer(item: dict[str, Any], where: str) -> QuestionAnswer:
             f"{where}.content must be an object of the requested form's fields", param="input"
         )
     if action == "accept":
-        return QuestionAnswer(question_id, Answer.accept(content))
+        return QuestionAnswer(question_id, "accept", content)
+    return QuestionAnswer(question_id, str(action), reason=_reason(item))
+
+
+def _reason(item: dict[str, Any]) -> str:
     reason = item.get("reason")
-    reason = reason if isinstance(reason, str) else ""
-    answer = Answer.decline(reason) if action == "decline" else Answer.cancel(reason)
-    return QuestionAnswer(question_id, answer)
+    return reason if isinstance(reason, str) else ""

@@ -141,20 +141,11 @@ def _answer(state: ServiceState, conversation: Conversation) -> RunningChat | No
             param="input",
         )
     given = conversation.answers[0]
-    runner = state.chat_runner()
-    if runner.waiting(given.id) is None:
-        raise RequestError(
-            f"no open question {given.id!r}: it was answered already, timed out, or never asked",
-            param="input",
-            code="not_found",
-            status=404,
-        )
     try:
-        state.answers.answer(given.id, given.answer)
+        return state.chat_runner().answer(given.id, given.action, given.content, given.reason)
     except AnswerError as exc:  # the question stays open: the client may answer again
-        status = 404 if exc.unknown else 400
-        raise RequestError(str(exc), param="input", status=status) from None
-    return runner.resume(given.id)
+        status, code = (404, "not_found") if exc.unknown else (400, None)
+        raise RequestError(str(exc), param="input", code=code, status=status) from None
 
 
 def _stored(state: ServiceState, response_id: str | None, param: str) -> StoredResponse | None:

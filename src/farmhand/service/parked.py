@@ -11,7 +11,7 @@ the chat and reads on from there.
     running = runner.start(lambda asker: run_mcp_chat(state, replace(request, asker=asker)))
     async for event in runner.read(running):   # ends at LoopFinished, or at a question:
         ...                                    # then the chat is parked on its id
-    running = runner.resume(question_id)       # a later request, after answers.answer(...)
+    running = runner.answer(question_id, "accept", content)   # a later request
 
 A chat whose question nobody answers gets a decline when the question times out
 (`server.question_timeout`); it then finishes on its own and what it says after that is
@@ -24,18 +24,20 @@ from __future__ import annotations
 import math
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, TypeAlias, cast
+from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
 import anyio
 from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from farmhand.runtime.events import InputRequested, LoopEvent
-from farmhand.runtime.questions import PendingAnswers, QuestionRelay
-from farmhand.toolsets.mcp.elicitation import Asker
+from farmhand.runtime.questions import AnswerError, PendingAnswers, QuestionRelay
+from farmhand.toolsets.mcp.elicitation import Action, Answer, Asker
 
 if TYPE_CHECKING:  # mcp_chat needs the state, which holds the runner
     from farmhand.service.mcp_chat import McpChatEvent
+
+ANSWERS: dict[str, Action] = {"accept": "accept", "decline": "decline", "cancel": "cancel"}
 
 ChatEvent: TypeAlias = "McpChatEvent | InputRequested"
 ChatFactory: TypeAlias = "Callable[[Asker], AsyncIterator[McpChatEvent]]"
@@ -146,12 +148,26 @@ class ChatRunner:
             if not parked:
                 running.scope.cancel()
 
-    def waiting(self, question_id: str) -> RunningChat | None:
-        """The chat parked on `question_id`, if one is."""
-        return self._parked.get(question_id)
-
-    def resume(self, question_id: str) -> RunningChat:
-        """Take the chat parked on `question_id` (after its answer) to read on."""
-        running = self._parked.pop(question_id)
+    def answer(
+        self,
+        question_id: str,
+        action: str,
+        content: dict[str, Any] | None = None,
+        reason: str = "",
+    ) -> RunningChat:
+        """Answer the question a chat is parked on, and take the chat to read on.
+        AnswerError (`unknown`) when no chat waits on it; AnswerError when the content does
+        not fit the question's form (the question stays open)."""
+        running = self._parked.get(question_id)
+        if running is None:
+            raise AnswerError(
+                f"no open question {question_id!r}: it was answered already, timed out, or"
+                " never asked",
+                unknown=True,
+            )
+        if action not in ANSWERS:
+            raise AnswerError(f'the action must be "accept", "decline" or "cancel", not {action!r}')
+        self.answers.answer(question_id, Answer(ANSWERS[action], content, reason))
+        del self._parked[question_id]
         running.parked_on = None
         return running
