@@ -57,6 +57,7 @@ class RunningChat:
     scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
     parked_on: str | None = None
     """The question it waits on while no request reads it."""
+    finished: bool = False
 
 
 class ChatRunner:
@@ -123,6 +124,7 @@ class ChatRunner:
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             pass
         finally:
+            running.finished = True
             self._running.discard(running)
             if running.parked_on is not None:  # timed out, nobody reads: drop the rest
                 self._parked.pop(running.parked_on, None)
@@ -130,13 +132,15 @@ class ChatRunner:
 
     async def read(self, running: RunningChat) -> AsyncGenerator[ChatEvent, None]:
         """The chat's events up to its LoopFinished, or up to a question (the last event
-        then): the chat is parked on its id until `resume`. Raises what the chat raised.
+        then): the chat is parked on its id until `answer`. Raises what the chat raised.
         A reader that stops before either cancels the chat."""
         parked = False
         try:
             async for item in running.events:
                 if isinstance(item, _Failed):
                     raise item.error
+                if isinstance(item, InputRequested) and running.finished:
+                    continue  # read too late: it timed out already, and its decline follows
                 if isinstance(item, InputRequested):
                     running.parked_on = item.id
                     self._parked[item.id] = running
