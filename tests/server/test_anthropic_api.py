@@ -132,6 +132,7 @@ def test_a_text_reply_is_a_message(farm: Farm) -> None:
     assert (reply.usage.input_tokens, reply.usage.output_tokens) == (12, 5)
     settings = farm.script.requests[0].settings
     assert (settings.temperature, settings.max_tokens, settings.stream) == (0.3, 100, False)
+    assert (settings.top_p, settings.top_k) == (0.9, 40)
     assert settings.stop == ("END", "STOP")
 
 

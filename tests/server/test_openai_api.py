@@ -271,9 +271,11 @@ def test_tool_choice_and_parallel_tool_calls_reach_the_model(farm: Farm) -> None
         tools=[WEATHER_TOOL],
         tool_choice={"type": "function", "function": {"name": "get_weather"}},
         parallel_tool_calls=False,
+        top_p=0.7,
     )
     assert reply.choices[0].finish_reason == "tool_calls"
     settings = farm.script.requests[0].settings
+    assert settings.top_p == 0.7
     assert settings.tool_choice == ToolChoice.tool("get_weather")
     assert settings.parallel_tool_calls is False
 

@@ -77,7 +77,12 @@ def seen(messages: Sequence[Message]) -> list[tuple[str, str]]:
 def test_a_string_input_gets_a_response_with_its_text(farm: Farm) -> None:
     farm.script.add(Step.text("Hello from the farm.", usage=Usage(12, 5)))
     response = farm.client.responses.create(
-        model="farm", input="hello", temperature=0.3, max_output_tokens=40, store=False
+        model="farm",
+        input="hello",
+        temperature=0.3,
+        top_p=0.8,
+        max_output_tokens=40,
+        store=False,
     )
     assert response.object == "response" and response.status == "completed"
     assert response.id.startswith("resp_")
@@ -91,6 +96,7 @@ def test_a_string_input_gets_a_response_with_its_text(farm: Farm) -> None:
     request = farm.script.requests[0]
     assert seen(request.messages) == [("user", "hello")]
     assert (request.settings.temperature, request.settings.max_tokens) == (0.3, 40)
+    assert request.settings.top_p == 0.8
     assert request.settings.stream is False  # the backend may answer in one piece
 
 

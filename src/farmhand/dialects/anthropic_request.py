@@ -10,10 +10,11 @@ What maps where:
     mcp_tool_use / mcp_tool_result (an earlier answer)     a call and its result, as history
     tools (input_schema), tool_choice                      client tools, GenerationSettings
     mcp_servers (the MCP connector)                        servers through the request policy
-    max_tokens (required), stop_sequences, temperature     GenerationSettings
+    max_tokens (required), stop_sequences, temperature,
+    top_p, top_k                                           GenerationSettings
 
-`top_p`, `top_k`, `metadata`, `thinking` and `cache_control` are checked and accepted, but
-farmhand's backends take no setting for them (reasoning models write their thinking anyway).
+`metadata`, `thinking` and `cache_control` are checked and accepted, but farmhand's
+backends take no setting for them (reasoning models write their thinking anyway).
 """
 
 from __future__ import annotations
@@ -63,9 +64,9 @@ def parse_messages(body: dict[str, Any], *, counting: bool = False) -> Anthropic
         tool_choice=choice,
         parallel_tool_calls=parallel,
         stream=stream,
+        top_p=_number(body, "top_p", 0, 1),
+        top_k=_integer(body, "top_k", minimum=0) or None,  # 0: no top-k, the sampler's own
     )
-    _number(body, "top_p", 0, 1)
-    _integer(body, "top_k", minimum=0)
     for key in ("metadata", "thinking"):
         if body.get(key) is not None and not isinstance(body[key], dict):
             raise RequestError(f"{key} must be an object", param=key)

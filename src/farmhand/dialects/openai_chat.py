@@ -55,6 +55,7 @@ def parse_chat(body: dict[str, Any]) -> OpenAIChat:
         tool_choice=_tool_choice(body.get("tool_choice"), tools),
         parallel_tool_calls=_flag(body, "parallel_tool_calls", True) is not False,
         stream=_flag(body, "stream", False) is True,
+        top_p=_number(body, "top_p", minimum=0, maximum=1),
     )
     if _integer(body, "n", minimum=1) not in (None, 1):
         raise RequestError("only n=1 is supported", param="n")

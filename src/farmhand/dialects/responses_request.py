@@ -3,7 +3,7 @@ RequestError saying what to fix (400, `param` naming the field).
 
 The tools and tool_choice are read by `dialects.responses_tools`; the input items by
 `dialects.responses_items`, once the conversation they continue is known. Parameters
-farmhand reads but cannot honour (`top_p`, a JSON `text.format`) are echoed and noted in
+farmhand reads but cannot honour (a JSON `text.format`) are echoed and noted in
 the response's `farmhand.notes`; hosted-only features (`background`, `conversation`,
 `prompt`) are a 400 that says what to send instead.
 """
@@ -87,9 +87,8 @@ def parse_responses(body: dict[str, Any]) -> ResponsesRequest:
         tool_choice=tool_choice(body.get("tool_choice"), tools),
         parallel_tool_calls=_flag(body, "parallel_tool_calls", True),
         stream=parsed.stream,  # a whole answer from the backend when the client wants one
+        top_p=_number(body, "top_p", minimum=0, maximum=1),
     )
-    if _number(body, "top_p", minimum=0, maximum=1) is not None:
-        parsed.notes.append("top_p is not applied; farmhand samples with temperature only")
     _check_text(body.get("text"), parsed)
     return parsed
 
