@@ -173,7 +173,7 @@ class LlamaCppProvider:
         and its tools here); the turn is then constrained in the Hermes format whatever the
         template, and the calls are read back with those names."""
         answer_now = self.answer_after_results and settings.tool_choice.mode == "auto" and tools
-        if answer_now and results_to_answer(messages):
+        if answer_now and results_to_answer(messages, [t.name for t in tools]):
             messages = answer_turn(messages)
             settings = dataclasses.replace(settings, tool_choice=NONE)
         none = settings.tool_choice.mode == "none"
