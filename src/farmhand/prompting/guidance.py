@@ -32,7 +32,8 @@ TOOL_RULES = (
     " call a tool again only if the results say something is missing."
 )
 
-# Tool results that ask the model to call again (farmhand's own error results start so).
+# Tool results that ask the model to call again: flagged as errors by the tool, or (in a
+# history sent by a client, which carries no flag) starting as farmhand's own errors do.
 ERROR_STARTS = ("Error", "Invalid arguments for")
 ANSWER_HEADER = "Results of the tools called for this question:"
 ANSWER_FOOTER = "Using these results, answer the question in plain text. Do not call tools."
@@ -52,7 +53,7 @@ def results_to_answer(messages: Sequence[Message], offered: Collection[str] = ()
 
 
 def _asks_for_more(result: Message, offered: Collection[str]) -> bool:
-    if result.content.lstrip().startswith(ERROR_STARTS):
+    if result.is_error or result.content.lstrip().startswith(ERROR_STARTS):
         return True
     others = [name for name in offered if name != result.name]
     return any(_names(result.content, name) for name in others)
