@@ -49,16 +49,18 @@ GATE = GateThresholds(call=0.5, after_result=0.9)
 ANOTHER = GateThresholds(call=None, after_result=None, another=0.05)
 Builder = Callable[[Any], Provider]
 VARIANTS: dict[str, Builder] = {
-    "baseline": lambda llama: LlamaCppProvider(llama, answer_after_results=False),
+    "baseline": lambda llama: LlamaCppProvider(llama, call_gate=None, answer_after_results=False),
     "rules": lambda llama: LlamaCppProvider(
-        llama, tool_rules=TOOL_RULES, answer_after_results=False
+        llama, tool_rules=TOOL_RULES, call_gate=None, answer_after_results=False
     ),
     "gate": lambda llama: LlamaCppProvider(llama, call_gate=GATE, answer_after_results=False),
-    "lazy": lambda llama: LlamaCppProvider(llama, constrained=True, answer_after_results=False),
-    "prompt": lambda llama: PromptBasedProvider(
-        LlamaCppProvider(llama, answer_after_results=False)
+    "lazy": lambda llama: LlamaCppProvider(
+        llama, constrained=True, call_gate=None, answer_after_results=False
     ),
-    "answer": lambda llama: LlamaCppProvider(llama, answer_after_results=True),
+    "prompt": lambda llama: PromptBasedProvider(
+        LlamaCppProvider(llama, call_gate=None, answer_after_results=False)
+    ),
+    "answer": lambda llama: LlamaCppProvider(llama, call_gate=None, answer_after_results=True),
     "another": lambda llama: LlamaCppProvider(llama, call_gate=ANOTHER, answer_after_results=False),
     "default": lambda llama: LlamaCppProvider(llama),  # what the provider ships
 }

@@ -62,6 +62,8 @@ class Message:
     tool_calls: tuple[ToolCall, ...] = ()
     tool_call_id: str | None = None
     name: str | None = None
+    # On tool turns: the tool reported a failure (a model may need to call again).
+    is_error: bool = False
 
     @classmethod
     def system(cls, content: str) -> Message:
@@ -77,7 +79,13 @@ class Message:
 
     @classmethod
     def tool(cls, result: ToolResult) -> Message:
-        return cls("tool", result.content, tool_call_id=result.call_id, name=result.name)
+        return cls(
+            "tool",
+            result.content,
+            tool_call_id=result.call_id,
+            name=result.name,
+            is_error=result.is_error,
+        )
 
 
 @dataclass(frozen=True)

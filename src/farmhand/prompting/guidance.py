@@ -9,13 +9,16 @@ the KV prefix cache keeps them with the tools.
 
 After tool results, a small model shown its own calls writes them again (`make chat` once
 made six listing calls in its second round). `answer_turn` presents the question and its
-results as one plain message instead, for a turn that should answer; a result that reports
-an error keeps the turn open for another call (`results_to_answer`).
+results as one plain message instead, for a turn that should answer. A result that asks for
+more keeps the turn open for another call (`results_to_answer`): one that reports an error,
+or one that names another tool offered this turn (JIT discovery answers "these tools are now
+available; call them directly": the question is not answered until one of them is called).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Collection, Sequence
 
 from farmhand.messages import Message
 
@@ -29,22 +32,36 @@ TOOL_RULES = (
     " call a tool again only if the results say something is missing."
 )
 
-# Tool results that ask the model to call again (farmhand's own error results start so).
+# Tool results that ask the model to call again: flagged as errors by the tool, or (in a
+# history sent by a client, which carries no flag) starting as farmhand's own errors do.
 ERROR_STARTS = ("Error", "Invalid arguments for")
 ANSWER_HEADER = "Results of the tools called for this question:"
 ANSWER_FOOTER = "Using these results, answer the question in plain text. Do not call tools."
 
 
-def results_to_answer(messages: Sequence[Message]) -> bool:
+def results_to_answer(messages: Sequence[Message], offered: Collection[str] = ()) -> bool:
     """Whether the turn follows tool results that all succeeded: the model should answer.
 
-    A result that reports an error asks for another call, and the turn stays open."""
+    A result that reports an error, or that names a tool in `offered` (the names of this
+    turn's tools) other than its own, asks for another call, and the turn stays open."""
     tail: list[Message] = []
     for message in reversed(messages):
         if message.role != "tool":
             break
         tail.append(message)
-    return bool(tail) and not any(m.content.lstrip().startswith(ERROR_STARTS) for m in tail)
+    return bool(tail) and not any(_asks_for_more(m, offered) for m in tail)
+
+
+def _asks_for_more(result: Message, offered: Collection[str]) -> bool:
+    if result.is_error or result.content.lstrip().startswith(ERROR_STARTS):
+        return True
+    others = [name for name in offered if name != result.name]
+    return any(_names(result.content, name) for name in others)
+
+
+def _names(text: str, tool: str) -> bool:
+    """Whether `text` names `tool` as a whole word (not inside a longer name or path)."""
+    return re.search(rf"(?<![\w:/.-]){re.escape(tool)}(?![\w/-])", text) is not None
 
 
 def answer_turn(messages: Sequence[Message]) -> list[Message]:
