@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from farmhand.dialects.anthropic_content import conversation, system_messages
+from farmhand.dialects.fields import integer, number
 from farmhand.errors import ConfigError, RequestError
 from farmhand.providers.base import GenerationSettings
 from farmhand.service.chat import ChatRequest
@@ -58,14 +59,14 @@ def parse_messages(body: dict[str, Any], *, counting: bool = False) -> Anthropic
     tools = _tools(body.get("tools"))
     choice, parallel = tool_choice(body.get("tool_choice"), tools)
     settings = GenerationSettings(
-        temperature=_number(body, "temperature", 0, 1),
+        temperature=number(body, "temperature", minimum=0, maximum=1),
         max_tokens=None if counting else _max_tokens(body.get("max_tokens")),
         stop=_stop_sequences(body.get("stop_sequences")),
         tool_choice=choice,
         parallel_tool_calls=parallel,
         stream=stream,
-        top_p=_number(body, "top_p", 0, 1),
-        top_k=_integer(body, "top_k", minimum=0) or None,  # 0: no top-k, the sampler's own
+        top_p=number(body, "top_p", minimum=0, maximum=1),
+        top_k=integer(body, "top_k", minimum=0) or None,  # 0: no top-k, the sampler's own
     )
     for key in ("metadata", "thinking"):
         if body.get(key) is not None and not isinstance(body[key], dict):
@@ -227,23 +228,3 @@ def _stop_sequences(value: object) -> tuple[str, ...]:
     if isinstance(value, list) and all(isinstance(v, str) and v for v in value):
         return tuple(value)
     raise RequestError("stop_sequences must be a list of non-empty strings", param="stop_sequences")
-
-
-def _integer(body: dict[str, Any], key: str, *, minimum: int) -> int | None:
-    value = body.get(key)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise RequestError(f"{key} must be an integer of at least {minimum}", param=key)
-    return value
-
-
-def _number(body: dict[str, Any], key: str, minimum: float, maximum: float) -> float | None:
-    value = body.get(key)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise RequestError(f"{key} must be a number", param=key)
-    if not minimum <= value <= maximum:
-        raise RequestError(f"{key} must be between {minimum} and {maximum}", param=key)
-    return float(value)

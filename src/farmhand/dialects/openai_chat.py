@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from farmhand.dialects.fields import flag, integer, number
 from farmhand.dialects.strict_json import strict_loads
 from farmhand.errors import ConfigError, RequestError
 from farmhand.messages import Message, ToolCall
@@ -47,22 +48,22 @@ def parse_chat(body: dict[str, Any]) -> OpenAIChat:
         )
     tools = _tools(body.get("tools"))
     settings = GenerationSettings(
-        temperature=_number(body, "temperature", minimum=0, maximum=2),
-        max_tokens=_integer(body, "max_completion_tokens", minimum=1)
-        or _integer(body, "max_tokens", minimum=1),
-        seed=_integer(body, "seed"),
+        temperature=number(body, "temperature", minimum=0, maximum=2),
+        max_tokens=integer(body, "max_completion_tokens", minimum=1)
+        or integer(body, "max_tokens", minimum=1),
+        seed=integer(body, "seed"),
         stop=_stop(body.get("stop")),
         tool_choice=_tool_choice(body.get("tool_choice"), tools),
-        parallel_tool_calls=_flag(body, "parallel_tool_calls", True) is not False,
-        stream=_flag(body, "stream", False) is True,
-        top_p=_number(body, "top_p", minimum=0, maximum=1),
+        parallel_tool_calls=flag(body, "parallel_tool_calls", True) is not False,
+        stream=flag(body, "stream", False) is True,
+        top_p=number(body, "top_p", minimum=0, maximum=1),
     )
-    if _integer(body, "n", minimum=1) not in (None, 1):
+    if integer(body, "n", minimum=1) not in (None, 1):
         raise RequestError("only n=1 is supported", param="n")
     tools_path = body.get("tools_path")
     if tools_path is not None and (not isinstance(tools_path, str) or not tools_path):
         raise RequestError("tools_path must be a directory path", param="tools_path")
-    timeout_ms = _number(body, "tool_timeout", minimum=1)
+    timeout_ms = number(body, "tool_timeout", minimum=1)
     stream_options = body.get("stream_options")
     if stream_options is not None and not isinstance(stream_options, dict):
         raise RequestError("stream_options must be an object", param="stream_options")
@@ -73,18 +74,18 @@ def parse_chat(body: dict[str, Any]) -> OpenAIChat:
         client_tools=tools,
         mcp_servers=parse_mcp_servers(body.get("mcp_servers")),
         tools_path=Path(tools_path).expanduser() if tools_path else None,
-        max_tool_rounds=_integer(body, "max_tool_rounds", minimum=1),
+        max_tool_rounds=integer(body, "max_tool_rounds", minimum=1),
         tool_timeout=timeout_ms / 1000 if timeout_ms is not None else None,
-        jit_tools=_flag(body, "jit_tools", None),
-        jit_max_tools=_integer(body, "jit_max_tools", minimum=1),
-        jit_connect_eager=_flag(body, "jit_connect_eager", None),
+        jit_tools=flag(body, "jit_tools", None),
+        jit_max_tools=integer(body, "jit_max_tools", minimum=1),
+        jit_connect_eager=flag(body, "jit_connect_eager", None),
     )
     return OpenAIChat(
         chat=chat,
         model=model,
-        stream=bool(_flag(body, "stream", False)),
+        stream=bool(flag(body, "stream", False)),
         include_usage=bool((stream_options or {}).get("include_usage", False)),
-        include_tool_results=bool(_flag(body, "include_tool_results", False)),
+        include_tool_results=bool(flag(body, "include_tool_results", False)),
     )
 
 
@@ -239,37 +240,3 @@ def _stop(value: object) -> tuple[str, ...]:
     if isinstance(value, list) and all(isinstance(v, str) for v in value) and len(value) <= 4:
         return tuple(value)
     raise RequestError("stop must be a string or a list of up to 4 strings", param="stop")
-
-
-def _flag(body: dict[str, Any], key: str, default: bool | None) -> bool | None:
-    value = body.get(key)
-    if value is None:
-        return default
-    if not isinstance(value, bool):
-        raise RequestError(f"{key} must be true or false", param=key)
-    return value
-
-
-def _integer(body: dict[str, Any], key: str, *, minimum: int | None = None) -> int | None:
-    value = body.get(key)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise RequestError(f"{key} must be an integer", param=key)
-    if minimum is not None and value < minimum:
-        raise RequestError(f"{key} must be at least {minimum}", param=key)
-    return value
-
-
-def _number(
-    body: dict[str, Any], key: str, *, minimum: float, maximum: float | None = None
-) -> float | None:
-    value = body.get(key)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise RequestError(f"{key} must be a number", param=key)
-    if value < minimum or (maximum is not None and value > maximum):
-        bound = f"between {minimum} and {maximum}" if maximum is not None else f">= {minimum}"
-        raise RequestError(f"{key} must be {bound}", param=key)
-    return float(value)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from farmhand.config.models import McpServerConfig
+from farmhand.dialects.fields import flag, integer, number
 from farmhand.dialects.responses_tools import RequestTools, as_list, read_tools, tool_choice
 from farmhand.errors import RequestError
 from farmhand.providers.base import GenerationSettings
@@ -70,24 +71,24 @@ def parse_responses(body: dict[str, Any]) -> ResponsesRequest:
     tools = read_tools([*as_list(body.get("tools"), "tools"), *_additional_tools(items)])
     parsed = ResponsesRequest(
         model=model,
-        stream=_flag(body, "stream", False),
-        store=_flag(body, "store", True),
+        stream=flag(body, "stream", False),
+        store=flag(body, "store", True),
         previous_response_id=previous,
         instructions=instructions,
         input_items=items,
         settings=GenerationSettings(),
         tools=tools,
         mcp_servers=parse_mcp_servers(body.get("mcp_servers")),
-        max_tool_rounds=_integer(body, "max_tool_rounds"),
+        max_tool_rounds=integer(body, "max_tool_rounds", minimum=1),
         echo={key: body.get(key) for key in ECHOED},
     )
     parsed.settings = GenerationSettings(
-        temperature=_number(body, "temperature", minimum=0, maximum=2),
-        max_tokens=_integer(body, "max_output_tokens"),
+        temperature=number(body, "temperature", minimum=0, maximum=2),
+        max_tokens=integer(body, "max_output_tokens", minimum=1),
         tool_choice=tool_choice(body.get("tool_choice"), tools),
-        parallel_tool_calls=_flag(body, "parallel_tool_calls", True),
+        parallel_tool_calls=flag(body, "parallel_tool_calls", True),
         stream=parsed.stream,  # a whole answer from the backend when the client wants one
-        top_p=_number(body, "top_p", minimum=0, maximum=1),
+        top_p=number(body, "top_p", minimum=0, maximum=1),
     )
     _check_text(body.get("text"), parsed)
     return parsed
@@ -136,32 +137,3 @@ def _check_text(value: object, parsed: ResponsesRequest) -> None:
         parsed.notes.append(
             f"text.format {form.get('type')} is not enforced; the answer is plain text"
         )
-
-
-def _flag(body: dict[str, Any], key: str, default: bool) -> bool:
-    value = body.get(key)
-    if value is None:
-        return default
-    if not isinstance(value, bool):
-        raise RequestError(f"{key} must be true or false", param=key)
-    return value
-
-
-def _integer(body: dict[str, Any], key: str) -> int | None:
-    value = body.get(key)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise RequestError(f"{key} must be a positive integer", param=key)
-    return value
-
-
-def _number(body: dict[str, Any], key: str, *, minimum: float, maximum: float) -> float | None:
-    value = body.get(key)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise RequestError(f"{key} must be a number", param=key)
-    if not minimum <= value <= maximum:
-        raise RequestError(f"{key} must be between {minimum:g} and {maximum:g}", param=key)
-    return float(value)
