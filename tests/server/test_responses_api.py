@@ -377,7 +377,11 @@ def test_hosted_tools_and_namespaces_are_accepted_and_named(farm: Farm) -> None:
         ),
         ({"model": "farm", "input": "x", "tool_choice": "required"}, "tool_choice", "needs tools"),
         ({"model": "farm", "input": "x", "temperature": 9}, "temperature", "between 0 and 2"),
-        ({"model": "farm", "input": "x", "max_output_tokens": 0}, "max_output_tokens", "at least 1"),
+        (
+            {"model": "farm", "input": "x", "max_output_tokens": 0},
+            "max_output_tokens",
+            "at least 1",
+        ),
         ({"model": "farm", "input": "x", "background": True}, "background", "not supported"),
         (
             {
