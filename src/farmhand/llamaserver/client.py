@@ -60,9 +60,16 @@ class LlamaServerClient:
         a LlamaServerError otherwise."""
         ms = timeout_ms or self.settings.timeout_ms
         try:
-            response = await self._http.request(
-                method, self.url + path, json=body, timeout=ms / 1000
-            )
+            try:
+                response = await self._http.request(
+                    method, self.url + path, json=body, timeout=ms / 1000
+                )
+            except httpx.RemoteProtocolError:
+                # A kept-alive connection the server closed just as it was reused (the router
+                # mode's proxy does): the request never reached it, so send it once more.
+                response = await self._http.request(
+                    method, self.url + path, json=body, timeout=ms / 1000
+                )
         except httpx.TimeoutException:
             raise LlamaServerError(
                 f"Request timed out after {ms} ms. Try reducing max_tokens or check server load."
