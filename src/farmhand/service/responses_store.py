@@ -12,14 +12,13 @@ does, a response is kept for 30 days: older ones are removed when the store open
 from __future__ import annotations
 
 import json
-import sqlite3
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from farmhand.service.tasks import DATABASE_NAME
+from farmhand.service.tasks import DATABASE_NAME, open_database
 
 KEPT_SECONDS = 30 * 24 * 3600
 
@@ -55,14 +54,10 @@ class ResponseStore:
     """Responses in one SQLite file; `ResponseStore.in_home(home)` is the server's."""
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        self._db = open_database(path, _SCHEMA)
         with self._lock:
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.execute(_SCHEMA)
             self._db.execute(
                 "DELETE FROM responses WHERE created_at < ?", (time.time() - KEPT_SECONDS,)
             )

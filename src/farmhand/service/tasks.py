@@ -70,18 +70,24 @@ class Task:
         }
 
 
+def open_database(path: Path, schema: str) -> sqlite3.Connection:
+    """The service's SQLite file at `path` (created if need be) with `schema` in it: one
+    connection shared by threads (callers hold their own lock), autocommit, WAL."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA synchronous=NORMAL")
+    db.execute(schema)
+    return db
+
+
 class TaskStore:
     """Tasks in one SQLite file. `TaskStore.in_home(home)` is the server's."""
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-        with self._lock:
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.execute(_SCHEMA)
+        self._db = open_database(path, _SCHEMA)
 
     @classmethod
     def in_home(cls, home: Path) -> TaskStore:
