@@ -22,7 +22,7 @@ from farmhand.service.chat import ChatRequest
 from farmhand.service.mcp_servers import parse_mcp_servers
 from farmhand.tools.choice import AUTO, ToolChoice
 from farmhand.tools.definition import ToolDefinition
-from farmhand.tools.formats import EXPECTED_TOOL_CHOICE, forced_tool_name
+from farmhand.tools.formats import EXPECTED_TOOL_CHOICE, tool_choice_from_openai
 from farmhand.tools.formats.detect import to_openai_tools
 
 ROLES = ("system", "developer", "user", "assistant", "tool")
@@ -216,20 +216,19 @@ def _tools(value: object) -> list[ToolDefinition]:
 def _tool_choice(value: object, tools: list[ToolDefinition]) -> ToolChoice:
     if value is None:
         return AUTO
-    if value in ("auto", "none", "required"):
-        if value == "required" and not tools:
-            raise RequestError(
-                'tool_choice "required" needs `tools`; add the tools the model must choose from',
-                param="tool_choice",
-            )
-        return ToolChoice(value)
-    name = forced_tool_name(value)
-    if name is None:
+    try:
+        choice = tool_choice_from_openai(value)
+    except ConfigError:
         raise RequestError(
             f"tool_choice {json.dumps(value)} is not valid; use {EXPECTED_TOOL_CHOICE}",
             param="tool_choice",
+        ) from None
+    if choice.mode == "required" and not tools:
+        raise RequestError(
+            'tool_choice "required" needs `tools`; add the tools the model must choose from',
+            param="tool_choice",
         )
-    return ToolChoice.tool(name)
+    return choice
 
 
 def _stop(value: object) -> tuple[str, ...]:
