@@ -294,7 +294,8 @@ async def test_farmhand_chat_uses_tools_with_llama_server_as_its_model(
         run = await anyio.to_thread.run_sync(lambda: farmhand_cli(*chat, cwd=tmp_path))
     finally:
         await servers.aclose()
-    assert run.returncode == 0, run.stderr
+    logs = "".join(log.read_text()[-3000:] for log in (tmp_path / "logs").glob("*.log"))
+    assert run.returncode == 0, f"{run.stderr}\nllama-server's log ends:\n{logs}"
     report = json.loads(run.stdout)
     listing = report["tool_calls"][0]
     assert listing["name"] == "filesystem:list_directory" and not listing["is_error"], listing

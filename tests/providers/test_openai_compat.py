@@ -479,16 +479,31 @@ def reply(body: bytes, length: int | None = None) -> bytes:
     return f"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n{size}\r\n".encode() + body
 
 
+async def events_from(handler: Handler) -> list[StreamEvent]:
+    """What the provider streams from a real socket served by `handler`."""
+    async with tcp_server(handler) as url:
+        provider = OpenAICompatProvider(url, "qwen3")
+        events = await run(provider, tools=[READ_FILE])
+        await provider.aclose()
+    return events
+
+
+async def failure_from(handler: Handler, timeout: float = 600) -> str:
+    """The ProviderError message from a real socket served by `handler`."""
+    async with tcp_server(handler) as url:
+        provider = OpenAICompatProvider(url, "m", timeout=timeout)
+        message = await fails(provider)
+        await provider.aclose()
+    return message
+
+
 async def test_real_socket_stream() -> None:
     async def handler(stream: ByteStream) -> None:
         assert json.loads(await read_request(stream))["stream"] is True
         await stream.send(reply(recording("llama_server_reasoning_tool_call.sse")))
         await stream.aclose()
 
-    async with tcp_server(handler) as url:
-        provider = OpenAICompatProvider(url, "qwen3")
-        events = await run(provider, tools=[READ_FILE])
-        await provider.aclose()
+    events = await events_from(handler)
     assert calls_of(events)[0].name == "filesystem:read_file"
 
 
@@ -510,10 +525,7 @@ async def test_read_timeout(sends_headers: bool) -> None:
             await stream.send(reply(b'data: {"choices":[{"delta":{"content":"Hi"}}]}\n\n'))
         await anyio.sleep_forever()  # a stuck model; cancelled when the test ends
 
-    async with tcp_server(handler) as url:
-        provider = OpenAICompatProvider(url, "m", timeout=0.2)
-        message = await fails(provider)
-        await provider.aclose()
+    message = await failure_from(handler, timeout=0.2)
     assert "read timeout" in message
     assert "0.2s" in message
 
@@ -524,11 +536,38 @@ async def test_connection_cut_mid_body() -> None:
         await stream.send(reply(b'data: {"choices":[{"delta":{"content":"Hi"}}]}\n\n', 10_000))
         await stream.aclose()
 
-    async with tcp_server(handler) as url:
-        provider = OpenAICompatProvider(url, "m")
-        message = await fails(provider)
-        await provider.aclose()
+    message = await failure_from(handler)
     assert "broke off" in message
+
+
+async def test_a_kept_alive_connection_closed_as_it_is_reused_is_retried_once() -> None:
+    # The race a server's idle timeout causes (llama-server and httpx both keep connections
+    # 5 s): the request leaves on a connection the server closes without answering.
+    requests: list[bytes] = []
+
+    async def handler(stream: ByteStream) -> None:
+        requests.append(await read_request(stream))
+        if len(requests) == 1:
+            await stream.aclose()
+            return
+        await stream.send(reply(recording("llama_server_reasoning_tool_call.sse")))
+        await stream.aclose()
+
+    events = await events_from(handler)
+    assert len(requests) == 2 and requests[0] == requests[1]
+    assert calls_of(events)[0].name == "filesystem:read_file"
+
+
+async def test_a_server_that_always_closes_without_answering_fails_after_one_retry() -> None:
+    requests: list[bytes] = []
+
+    async def handler(stream: ByteStream) -> None:
+        requests.append(await read_request(stream))
+        await stream.aclose()
+
+    message = await failure_from(handler)
+    assert len(requests) == 2
+    assert "broke off" in message and "without sending a response" in message
 
 
 # --- lifecycle --------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from typing import Any
 import httpx
 
 from farmhand.errors import LlamaServerError
+from farmhand.http import send
 from farmhand.llamaserver.settings import LlamaServerSettings
 
 NO_MODEL = "No model loaded. Use llama_load_model or start llama-server with -m flag."
@@ -60,16 +61,10 @@ class LlamaServerClient:
         a LlamaServerError otherwise."""
         ms = timeout_ms or self.settings.timeout_ms
         try:
-            try:
-                response = await self._http.request(
-                    method, self.url + path, json=body, timeout=ms / 1000
-                )
-            except httpx.RemoteProtocolError:
-                # A kept-alive connection the server closed just as it was reused (the router
-                # mode's proxy does): the request never reached it, so send it once more.
-                response = await self._http.request(
-                    method, self.url + path, json=body, timeout=ms / 1000
-                )
+            request = self._http.build_request(
+                method, self.url + path, json=body, timeout=ms / 1000
+            )
+            response = await send(self._http, request)
         except httpx.TimeoutException:
             raise LlamaServerError(
                 f"Request timed out after {ms} ms. Try reducing max_tokens or check server load."

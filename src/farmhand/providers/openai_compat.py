@@ -16,6 +16,7 @@ import anyio
 import httpx
 
 from farmhand.errors import ProviderError
+from farmhand.http import send
 from farmhand.messages import (
     Finish,
     Message,
@@ -126,9 +127,11 @@ class OpenAICompatProvider:
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
         try:
-            async with self._client.stream(
+            request = self._client.build_request(
                 "POST", self.url, json=body, headers=headers, timeout=self._timeout
-            ) as response:
+            )
+            response = await send(self._client, request, stream=True)
+            try:
                 if response.status_code >= 400:
                     await response.aread()
                     raise ProviderError(self._status_message(response))
@@ -157,6 +160,8 @@ class OpenAICompatProvider:
                             pass
                 for event in _finish(turn, rescue):
                     yield event
+            finally:
+                await response.aclose()
         except (httpx.HTTPError, httpx.InvalidURL, httpx.StreamError) as exc:
             raise ProviderError(self._transport_message(exc)) from exc
 
