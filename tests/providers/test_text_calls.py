@@ -5,8 +5,8 @@ on as plain text, and the loop ended with no call)."""
 from __future__ import annotations
 
 import pytest
+from tests.providers.fake_backend import Server
 from tests.providers.test_openai_compat import (
-    Server,
     call_fragment,
     calls_of,
     delta,

@@ -14,7 +14,6 @@ from typing import Any
 import httpx
 
 from farmhand.errors import LlamaServerError
-from farmhand.http import send
 from farmhand.llamaserver.settings import LlamaServerSettings
 
 NO_MODEL = "No model loaded. Use llama_load_model or start llama-server with -m flag."
@@ -64,7 +63,7 @@ class LlamaServerClient:
             request = self._http.build_request(
                 method, self.url + path, json=body, timeout=ms / 1000
             )
-            response = await send(self._http, request)
+            response = await _send_once_more_if_stale(self._http, request)
         except httpx.TimeoutException:
             raise LlamaServerError(
                 f"Request timed out after {ms} ms. Try reducing max_tokens or check server load."
@@ -138,3 +137,16 @@ def _json_of(response: httpx.Response, path: str) -> Any:
             f"llama-server answered {path} with something other than JSON:"
             f" {response.text[:200]!r}. Is LLAMA_SERVER_URL pointing at a llama-server?"
         ) from None
+
+
+async def _send_once_more_if_stale(
+    client: httpx.AsyncClient, request: httpx.Request
+) -> httpx.Response:
+    """`client.send(request)`, sent once more if the server closed the connection before
+    answering: a kept-alive connection closed as it was reused (the router mode's proxy,
+    llama-server's idle timeout) never delivered the request, so sending it again is safe;
+    a server that is really gone fails the second try to connect."""
+    try:
+        return await client.send(request)
+    except httpx.RemoteProtocolError:
+        return await client.send(request)

@@ -12,11 +12,7 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import anyio
-import httpx
-
 from farmhand.errors import ProviderError
-from farmhand.http import send
 from farmhand.messages import (
     Finish,
     Message,
@@ -28,6 +24,7 @@ from farmhand.messages import (
     Usage,
     new_call_id,
 )
+from farmhand.providers.backend_http import BackendHTTP, Timeouts, TransportError
 from farmhand.providers.base import GenerationSettings, ResponseFormat
 from farmhand.providers.names import ToolNameMap
 from farmhand.providers.text_calls import TextCalls
@@ -45,9 +42,6 @@ def _clip(text: str, limit: int = _SHOWN) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
-DRAIN_SECONDS = 2.0
-
-
 class OpenAICompatProvider:
     """A model behind an OpenAI-compatible `/chat/completions` endpoint."""
 
@@ -59,7 +53,6 @@ class OpenAICompatProvider:
         timeout: float = 600,
         name: str = "openai",
         extra_params: dict[str, Any] | None = None,
-        client: httpx.AsyncClient | None = None,
         text_calls_family: str | None = None,
     ) -> None:
         """`text_calls_family`: read calls the model wrote as text in that family's markup
@@ -72,14 +65,12 @@ class OpenAICompatProvider:
         self.name = name
         self.extra_params = dict(extra_params or {})
         self._api_key = api_key
-        self._timeout = httpx.Timeout(timeout, connect=min(timeout, MAX_CONNECT_TIMEOUT))
-        self._owns_client = client is None
-        self._client = client if client is not None else httpx.AsyncClient()
+        self._timeouts = Timeouts(read=timeout, connect=min(timeout, MAX_CONNECT_TIMEOUT))
+        self._http = BackendHTTP(self._timeouts)
         self.text_calls_family = text_calls_family
 
     async def aclose(self) -> None:
-        if self._owns_client:
-            await self._client.aclose()
+        await self._http.aclose()
 
     def request_body(
         self,
@@ -127,48 +118,40 @@ class OpenAICompatProvider:
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
         try:
-            request = self._client.build_request(
-                "POST", self.url, json=body, headers=headers, timeout=self._timeout
-            )
-            response = await send(self._client, request, stream=True)
-            try:
-                if response.status_code >= 400:
-                    await response.aread()
-                    raise ProviderError(self._status_message(response))
+            async with self._http.post(self.url, body, headers) as answer:
+                if answer.status >= 400:
+                    raise ProviderError(
+                        self._status_message(answer.status, answer.reason, await answer.body())
+                    )
                 turn = _Turn(names, self.url)
                 rescue = (
                     TextCalls(self.text_calls_family, tools, names, settings.parallel_tool_calls)
                     if self.text_calls_family and tools and settings.tool_choice.mode != "none"
                     else None
                 )
-                if response.headers.get("content-type", "").startswith("application/json"):
+                if answer.content_type.startswith("application/json"):
                     # A server that ignores stream=true sends one whole completion.
-                    await response.aread()
-                    for event in _read(turn.feed_line(f"data: {response.text}"), rescue):
+                    text = (await answer.body()).decode("utf-8", "replace")
+                    for event in _read(turn.feed_line(f"data: {text}"), rescue):
                         yield event
                 else:
-                    lines = response.aiter_lines()
-                    async for line in lines:
-                        for event in _read(turn.feed_line(line), rescue):
-                            yield event
+                    async for batch in answer.line_batches():
+                        for line in batch:
+                            for event in _read(turn.feed_line(line), rescue):
+                                yield event
+                            if turn.done:
+                                break
                         if turn.done:
                             break
-                    # Read to the end of the body so httpx can reuse the connection; a
-                    # server that keeps it open after [DONE] only costs this short wait.
-                    with anyio.move_on_after(DRAIN_SECONDS):
-                        async for _ in lines:
-                            pass
+                    await answer.drain()
                 for event in _finish(turn, rescue):
                     yield event
-            finally:
-                await response.aclose()
-        except (httpx.HTTPError, httpx.InvalidURL, httpx.StreamError) as exc:
+        except TransportError as exc:
             raise ProviderError(self._transport_message(exc)) from exc
 
-    def _status_message(self, response: httpx.Response) -> str:
-        status = response.status_code
-        detail = _error_detail(response)
-        message = f"{self.url} answered HTTP {status} {response.reason_phrase}: {detail}"
+    def _status_message(self, status: int, reason: str, body: bytes) -> str:
+        detail = _error_detail(body)
+        message = f"{self.url} answered HTTP {status} {reason}: {detail}"
         if status in (401, 403):
             sent = "an api key was sent but refused" if self._api_key else "no api key was sent"
             message += f" ({sent}; check the provider's api_key)"
@@ -176,25 +159,25 @@ class OpenAICompatProvider:
             message += f" (check base_url {self.base_url!r} and model {self.model!r})"
         return message
 
-    def _transport_message(self, exc: Exception) -> str:
-        detail, url, timeout = str(exc) or type(exc).__name__, self.url, self._timeout
-        if isinstance(exc, httpx.ConnectTimeout):
-            return f"cannot reach {url}: no connection within {timeout.connect}s (connect timeout)"
-        if isinstance(exc, httpx.ReadTimeout):
+    def _transport_message(self, exc: TransportError) -> str:
+        detail, url, timeouts = exc.detail, self.url, self._timeouts
+        if exc.kind == "connect_timeout":
+            return f"cannot reach {url}: no connection within {timeouts.connect}s (connect timeout)"
+        if exc.kind == "read_timeout":
             return (
-                f"{url} sent nothing for {timeout.read}s (read timeout): the model is stuck or "
+                f"{url} sent nothing for {timeouts.read}s (read timeout): the model is stuck or "
                 f"slower than that; raise the timeout of provider {self.name!r} if it is just slow"
             )
-        if isinstance(exc, httpx.WriteTimeout | httpx.PoolTimeout):
-            return f"request to {url} timed out after {timeout.write}s ({type(exc).__name__})"
-        if isinstance(exc, httpx.ConnectError):
+        if exc.kind == "connect":
             return f"cannot reach {url}: is the server running? ({detail})"
-        if isinstance(exc, httpx.UnsupportedProtocol | httpx.InvalidURL):
+        if exc.kind == "invalid_url":
             example = "http://localhost:8080/v1"
             return f"invalid base_url {self.base_url!r} ({detail}); expected e.g. {example}"
-        if isinstance(exc, httpx.RemoteProtocolError | httpx.ReadError):
+        if exc.kind == "closed":
+            return f"{url} closed the connection without answering ({detail}); is it restarting?"
+        if exc.kind == "broke_off":
             return f"the connection to {url} broke off during the response ({detail})"
-        return f"request to {url} failed: {type(exc).__name__}: {detail}"
+        return f"request to {url} failed: {detail}"
 
 
 def _read(events: list[StreamEvent], rescue: TextCalls | None) -> list[StreamEvent]:
@@ -218,12 +201,13 @@ def _finish(turn: _Turn, rescue: TextCalls | None) -> list[StreamEvent]:
     return [*events, finish]
 
 
-def _error_detail(response: httpx.Response) -> str:
+def _error_detail(body: bytes) -> str:
     """The server's own error message from the body, whatever shape it uses."""
+    text = body.decode("utf-8", "replace")
     try:
-        data = response.json()
+        data = json.loads(text)
     except ValueError:
-        return _clip(response.text) or "(empty body)"
+        return _clip(text) or "(empty body)"
     if isinstance(data, dict):
         error = data.get("error")
         if isinstance(error, dict) and error.get("message"):

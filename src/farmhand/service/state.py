@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 import anyio
@@ -66,7 +67,7 @@ class ServiceState:
                 raise UnknownModelError(str(exc)) from None
             raise
 
-    @property
+    @cached_property
     def policy(self) -> RequestPolicy:
         """The operator's rules for servers and folders from requests (`server:`)."""
         return RequestPolicy.from_config(self.config.server)
@@ -83,6 +84,14 @@ class ServiceState:
     async def provider(self, model: ModelConfig) -> Provider:
         """One provider per model, built on first use (loading a GGUF takes a moment, so it
         happens in a worker thread, once)."""
+        now = time.time()
+        for ready in self._loaded.values():
+            # Fast path, the same config object as last time: every request of a served
+            # model comes here, and neither a lock nor serializing the config is needed.
+            expires = ready.expires_at
+            if ready.config is model and (expires is None or expires > now):
+                ready.last_used = now
+                return ready.provider
         # Keyed by the whole model config, not its name: a project's model "default" is not
         # the server's (projects share this cache through `dataclasses.replace`).
         key = model.model_dump_json()
