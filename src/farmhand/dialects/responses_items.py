@@ -28,6 +28,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from farmhand.dialects.responses_custom import as_call
 from farmhand.dialects.responses_questions import (
     QuestionAnswer,
     approval_answer,
@@ -138,8 +139,8 @@ def _read(reader: _Reader, item: dict[str, Any], where: str, *, new: bool) -> No
     elif kind not in SKIPPED:
         raise RequestError(
             f"{where} has type {preview(kind)}; farmhand reads message, function_call,"
-            " function_call_output, reasoning, mcp_call, mcp_approval_request and"
-            " mcp_approval_response items",
+            " function_call_output, custom_tool_call, custom_tool_call_output, reasoning,"
+            " mcp_call, mcp_approval_request and mcp_approval_response items",
             param="input",
         )
 
@@ -180,7 +181,7 @@ def _client_call(parsed: ResponsesRequest, item: dict[str, Any], where: str) -> 
     namespace = item.get("namespace")
     exposed = parsed.tools.exposed_name(name, namespace if isinstance(namespace, str) else None)
     if item.get("type") == "custom_tool_call":
-        return ToolCall(exposed, {"input": str(item.get("input", ""))}, call_id)
+        return as_call(exposed, call_id, item.get("input"))
     return _with_arguments(exposed, call_id, item.get("arguments"), where)
 
 

@@ -3,9 +3,9 @@ RequestError saying what to fix (400, `param` naming the field).
 
 The tools and tool_choice are read by `dialects.responses_tools`; the input items by
 `dialects.responses_items`, once the conversation they continue is known. Parameters
-farmhand reads but cannot honour (a JSON `text.format`) are echoed and noted in
-the response's `farmhand.notes`; hosted-only features (`background`, `conversation`,
-`prompt`) are a 400 that says what to send instead.
+farmhand reads but cannot honour (a JSON `text.format`, a custom tool's grammar) are
+echoed and noted in the response's `farmhand.notes`; hosted-only features (`background`,
+`conversation`, `prompt`) are a 400 that says what to send instead.
 """
 
 from __future__ import annotations
@@ -81,6 +81,7 @@ def parse_responses(body: dict[str, Any]) -> ResponsesRequest:
         mcp_servers=parse_mcp_servers(body.get("mcp_servers")),
         max_tool_rounds=integer(body, "max_tool_rounds", minimum=1),
         echo={key: body.get(key) for key in ECHOED},
+        notes=list(tools.notes),
     )
     parsed.settings = GenerationSettings(
         temperature=number(body, "temperature", minimum=0, maximum=2),
