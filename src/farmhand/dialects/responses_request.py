@@ -2,9 +2,10 @@
 RequestError saying what to fix (400, `param` naming the field).
 
 The tools and tool_choice are read by `dialects.responses_tools`; the input items by
-`dialects.responses_items`, once the conversation they continue is known. Parameters
-farmhand reads but cannot honour (a JSON `text.format`, a custom tool's grammar) are
-echoed and noted in the response's `farmhand.notes`; hosted-only features (`background`,
+`dialects.responses_items`, once the conversation they continue is known. A JSON
+`text.format` (`json_schema` or `json_object`) constrains the answer as the other dialects'
+`response_format` does. What farmhand reads but cannot honour (a custom tool's grammar) is
+noted in the response's `farmhand.notes`; hosted-only features (`background`,
 `conversation`, `prompt`) are a 400 that says what to send instead.
 """
 
@@ -14,11 +15,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from farmhand.config.models import McpServerConfig
-from farmhand.dialects.fields import flag, integer, number
+from farmhand.dialects.fields import flag, integer, json_schema, number
 from farmhand.dialects.responses_tools import RequestTools, as_list, read_tools, tool_choice
 from farmhand.errors import RequestError
-from farmhand.providers.base import GenerationSettings
+from farmhand.providers.base import GenerationSettings, ResponseFormat
 from farmhand.service.mcp_servers import parse_mcp_servers
+from farmhand.tools.formats import preview
 
 REFUSED = {
     "background": "background responses are not supported; send the request without it",
@@ -83,6 +85,8 @@ def parse_responses(body: dict[str, Any]) -> ResponsesRequest:
         echo={key: body.get(key) for key in ECHOED},
         notes=list(tools.notes),
     )
+    text = _text(body.get("text"))
+    parsed.echo["text"] = text
     parsed.settings = GenerationSettings(
         temperature=number(body, "temperature", minimum=0, maximum=2),
         max_tokens=integer(body, "max_output_tokens", minimum=1),
@@ -90,8 +94,8 @@ def parse_responses(body: dict[str, Any]) -> ResponsesRequest:
         parallel_tool_calls=flag(body, "parallel_tool_calls", True),
         stream=parsed.stream,  # a whole answer from the backend when the client wants one
         top_p=number(body, "top_p", minimum=0, maximum=1),
+        response_format=answer_format(text["format"]),
     )
-    _check_text(body.get("text"), parsed)
     return parsed
 
 
@@ -126,15 +130,40 @@ def _additional_tools(items: list[dict[str, Any]]) -> list[Any]:
     return found
 
 
-def _check_text(value: object, parsed: ResponsesRequest) -> None:
+def _text(value: object) -> dict[str, Any]:
+    """The request's `text` as the response repeats it: its format, plain text if unset."""
     if value is None:
-        return
+        value = {}
     if not isinstance(value, dict):
         raise RequestError(
             'text must be an object such as {"format": {"type": "text"}}', param="text"
         )
     form = value.get("format")
-    if isinstance(form, dict) and form.get("type") not in (None, "text"):
-        parsed.notes.append(
-            f"text.format {form.get('type')} is not enforced; the answer is plain text"
-        )
+    return {**value, "format": {"type": "text"} if form is None else form}
+
+
+def answer_format(form: object) -> ResponseFormat | None:
+    """`text.format` as the answer's shape: None (free text), "json" or a JSON Schema."""
+    kind = form.get("type") if isinstance(form, dict) else None
+    if kind == "text":
+        return None
+    if kind == "json_object":
+        return "json"
+    if kind == "json_schema" and isinstance(form, dict):
+        schema = form.get("schema")
+        if not isinstance(schema, dict):
+            raise RequestError(
+                'text.format json_schema needs "schema": the JSON Schema the answer must'
+                " match, as an object",
+                param="text.format.schema",
+            )
+        name = form.get("name")
+        if name is not None and not isinstance(name, str):
+            raise RequestError("text.format.name must be a string", param="text.format.name")
+        return json_schema(schema, "text.format.schema")
+    raise RequestError(
+        f"text.format {preview(form)} is not a format; use"
+        ' {"type": "text"}, {"type": "json_object"} or {"type": "json_schema", "name":'
+        ' "...", "schema": {...}}',
+        param="text.format",
+    )
