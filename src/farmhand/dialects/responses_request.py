@@ -11,6 +11,7 @@ noted in the response's `farmhand.notes`; hosted-only features (`background`,
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -119,6 +120,37 @@ def input_items(value: object, continues: bool) -> list[dict[str, Any]]:
                 param=f"input[{index}]",
             )
     return value
+
+
+def resolve_references(
+    items: list[dict[str, Any]], find: Callable[[str], dict[str, Any] | None]
+) -> list[dict[str, Any]]:
+    """The input with each `item_reference` (`{"type": "item_reference", "id": ...}`, or an
+    item with only an `id`) replaced by the stored item `find` returns for its id."""
+    resolved = []
+    for index, item in enumerate(items):
+        kind = item.get("type")
+        typeless_id = kind is None and "role" not in item and "id" in item
+        if kind != "item_reference" and not typeless_id:
+            resolved.append(item)
+            continue
+        item_id = item.get("id")
+        if not isinstance(item_id, str) or not item_id:
+            raise RequestError(
+                f'input[{index}] is an item_reference without an "id"; write'
+                ' {"type": "item_reference", "id": "<the id of a stored item>"}',
+                param="input",
+            )
+        found = find(item_id)
+        if found is None:
+            raise RequestError(
+                f"input[{index}]: item_reference {item_id!r} names no stored item; only the"
+                " items of responses made with store=true are kept (30 days, until deleted):"
+                " send the item itself instead",
+                param="input",
+            )
+        resolved.append(found)
+    return resolved
 
 
 def _additional_tools(items: list[dict[str, Any]]) -> list[Any]:

@@ -1,19 +1,23 @@
-"""`text.format` through the real `openai` SDK against a live app with a scripted model:
-the JSON Schema (or JSON mode) reaches the model's settings as the answer's shape, the
-response echoes the format, and `responses.parse` reads the answer into its type."""
+"""`text.format` and `item_reference` through the real `openai` SDK against a live app
+with a scripted model: the JSON Schema (or JSON mode) reaches the model's settings as the
+answer's shape, the response echoes the format, and `responses.parse` reads the answer
+into its type; an item_reference is the stored item it names, or a 400 naming its id."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import json
+from collections.abc import Iterator, Sequence
 
 import openai
 import pytest
 from pydantic import BaseModel
 from tests.server.live import LiveServer, scripted_config
 from tests.server.test_openai_api import Relay, start
-from tests.server.test_responses_api import Farm
+from tests.server.test_responses_api import WEATHER, Farm
 
+from farmhand.messages import Message, ToolCall
 from farmhand.providers.scripted import ScriptedProvider, Step
+from farmhand.tools.definition import ToolDefinition
 
 
 class Animal(BaseModel):
@@ -70,3 +74,44 @@ def test_a_schema_that_is_not_json_schema_is_a_400_naming_the_field(farm: Farm) 
     with pytest.raises(openai.BadRequestError, match="not a valid JSON Schema") as caught:
         farm.client.responses.create(model="farm", input="x", text={"format": form})  # type: ignore[typeddict-item]
     assert caught.value.body["param"] == "text.format.schema"  # type: ignore[index]
+
+
+# item_reference
+
+
+def test_item_references_are_the_stored_items_they_name(farm: Farm) -> None:
+    farm.script.add(Step.calls(ToolCall("get_weather", {"city": "Oslo"}, "call_r1")))
+    first = farm.client.responses.create(model="farm", input="Weather in Oslo?", tools=[WEATHER])
+    (call,) = first.output
+    assert call.type == "function_call" and call.id is not None
+
+    def sees_the_call(messages: Sequence[Message], _: Sequence[ToolDefinition]) -> None:
+        assert [m.role for m in messages] == ["user", "assistant", "tool"]
+        assert messages[1].tool_calls == (ToolCall("get_weather", {"city": "Oslo"}, "call_r1"),)
+        assert (messages[2].tool_call_id, messages[2].content) == ("call_r1", "Rain")
+
+    farm.script.add(Step.text("It rains in Oslo.", expect=sees_the_call))
+    second = farm.client.responses.create(
+        model="farm",
+        input=[
+            {"type": "message", "role": "user", "content": "Weather in Oslo?"},
+            {"type": "item_reference", "id": call.id},
+            {"type": "function_call_output", "call_id": "call_r1", "output": "Rain"},
+        ],
+        tools=[WEATHER],
+    )
+    assert second.output_text == "It rains in Oslo."
+    kept = farm.client.responses.input_items.list(second.id, order="asc").data
+    assert [item.type for item in kept] == ["message", "function_call", "function_call_output"]
+    referenced = kept[1]
+    assert referenced.type == "function_call" and referenced.id == call.id
+    assert json.loads(referenced.arguments) == {"city": "Oslo"}
+
+
+def test_an_unknown_item_reference_is_a_400_naming_its_id(farm: Farm) -> None:
+    with pytest.raises(openai.BadRequestError, match="'msg_gone' names no stored item") as caught:
+        farm.client.responses.create(
+            model="farm", input=[{"type": "item_reference", "id": "msg_gone"}]
+        )
+    assert caught.value.status_code == 400
+    assert caught.value.body["param"] == "input"  # type: ignore[index]
