@@ -1,5 +1,6 @@
 """The Responses dialect with the real embedded model behind a real `farmhand serve`: a
-forced function call, its output sent back over previous_response_id, the answer streamed."""
+forced function call, its output sent back over previous_response_id, the answer streamed;
+a `text.format` JSON Schema that the answer is held to."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from openai import OpenAI
+from pydantic import BaseModel
 from tests.server.test_serve_cli import free_port, serving
 
 pytestmark = pytest.mark.e2e
@@ -57,3 +59,27 @@ def test_a_function_call_and_a_streamed_answer_with_the_embedded_model(tmp_path:
     assert deltas and "".join(deltas) == final.output_text
     assert final.status in ("completed", "incomplete")
     assert final.usage is not None and final.usage.output_tokens > 0
+
+
+class Forecast(BaseModel):
+    city: str
+    temperature_celsius: int
+    sunny: bool
+
+
+def test_a_json_schema_text_format_holds_the_embedded_model_to_it(tmp_path: Path) -> None:
+    port = free_port()
+    with serving("--port", str(port), cwd=tmp_path, env={"FARMHAND_API_KEYS": ""}):
+        client = OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="none", max_retries=0)
+        response = client.responses.parse(
+            model="default",
+            input="Paris is sunny at 24 degrees. Give the forecast.",
+            text_format=Forecast,
+            max_output_tokens=80,
+            temperature=0,
+            store=False,
+        )
+    assert response.status == "completed", response.output
+    parsed = response.output_parsed
+    assert isinstance(parsed, Forecast), response.output_text
+    assert json.loads(response.output_text) == parsed.model_dump()
