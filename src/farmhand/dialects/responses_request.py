@@ -2,11 +2,13 @@
 RequestError saying what to fix (400, `param` naming the field).
 
 The tools and tool_choice are read by `dialects.responses_tools`; the input items by
-`dialects.responses_items`, once the conversation they continue is known. A JSON
-`text.format` (`json_schema` or `json_object`) constrains the answer as the other dialects'
-`response_format` does. What farmhand reads but cannot honour (a custom tool's grammar) is
-noted in the response's `farmhand.notes`; hosted-only features (`background`,
-`conversation`, `prompt`) are a 400 that says what to send instead.
+`dialects.responses_items`, once the conversation they continue is known; item_reference
+items are resolved first (`resolve_references`, given the store's lookup). A JSON
+`text.format` (`json_schema` or `json_object`) is the answer's shape
+(`GenerationSettings.response_format`, as Ollama's `format` is). What farmhand reads but
+cannot honour (a custom tool's grammar) is noted in the response's `farmhand.notes`;
+hosted-only features (`background`, `conversation`, `prompt`) are a 400 that says what to
+send instead.
 """
 
 from __future__ import annotations
