@@ -1,5 +1,7 @@
 """The Responses dialect with the real embedded model behind a real `farmhand serve`: a
-forced function call, its output sent back over previous_response_id, the answer streamed."""
+forced function call, its output sent back over previous_response_id, the answer streamed;
+a `text.format` JSON Schema that the answer is held to; a forced call of a custom tool,
+streamed as custom_tool_call_input deltas."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from openai import OpenAI
+from pydantic import BaseModel
 from tests.server.test_serve_cli import free_port, serving
 
 pytestmark = pytest.mark.e2e
@@ -57,3 +60,54 @@ def test_a_function_call_and_a_streamed_answer_with_the_embedded_model(tmp_path:
     assert deltas and "".join(deltas) == final.output_text
     assert final.status in ("completed", "incomplete")
     assert final.usage is not None and final.usage.output_tokens > 0
+
+
+class Forecast(BaseModel):
+    city: str
+    temperature_celsius: int
+    sunny: bool
+
+
+def test_a_json_schema_text_format_holds_the_embedded_model_to_it(tmp_path: Path) -> None:
+    port = free_port()
+    with serving("--port", str(port), cwd=tmp_path, env={"FARMHAND_API_KEYS": ""}):
+        client = OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="none", max_retries=0)
+        response = client.responses.parse(
+            model="default",
+            input="Paris is sunny at 24 degrees. Give the forecast.",
+            text_format=Forecast,
+            max_output_tokens=80,
+            temperature=0,
+            store=False,
+        )
+    assert response.status == "completed", response.output
+    parsed = response.output_parsed
+    assert isinstance(parsed, Forecast), response.output_text
+    assert json.loads(response.output_text) == parsed.model_dump()
+
+
+def test_a_forced_custom_tool_call_streams_its_input(tmp_path: Path) -> None:
+    note_tool = {
+        "type": "custom",
+        "name": "write_note",
+        "description": "Writes the given text to the user's notes.",
+    }
+    port = free_port()
+    with serving("--port", str(port), cwd=tmp_path, env={"FARMHAND_API_KEYS": ""}):
+        client = OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="none", max_retries=0)
+        with client.responses.stream(
+            model="default",
+            input="Note that the hay was delivered on Monday.",
+            tools=[note_tool],  # type: ignore[list-item]
+            tool_choice={"type": "custom", "name": "write_note"},
+            max_output_tokens=80,
+            temperature=0,
+            store=False,
+        ) as stream:
+            events = list(stream)
+            final = stream.get_final_response()
+    calls = [item for item in final.output if item.type == "custom_tool_call"]
+    assert calls, final.output
+    assert calls[0].name == "write_note" and calls[0].input.strip(), calls[0]
+    deltas = [e.delta for e in events if e.type == "response.custom_tool_call_input.delta"]
+    assert "".join(deltas) == calls[0].input

@@ -294,7 +294,7 @@ def test_streamed_function_call_arguments_arrive_as_deltas(farm: Farm) -> None:
 
 def test_hosted_tools_and_namespaces_are_accepted_and_named(farm: Farm) -> None:
     def sees_functions(_: Sequence[Message], tools: Sequence[ToolDefinition]) -> None:
-        assert [t.name for t in tools] == ["get_weather", "spawn_agent"]
+        assert [t.name for t in tools] == ["get_weather", "exec", "spawn_agent"]
 
     farm.script.add(
         Step.calls(ToolCall("spawn_agent", {"task": "x"}, "call_s"), expect=sees_functions)
@@ -339,8 +339,13 @@ def test_hosted_tools_and_namespaces_are_accepted_and_named(farm: Farm) -> None:
     ignored = response.model_extra["farmhand"]["ignored_tools"]  # type: ignore[index]
     assert ignored == [
         "web_search", "web_search_preview", "file_search", "code_interpreter",
-        "computer_use_preview", "image_generation", "local_shell", "custom exec",
+        "computer_use_preview", "image_generation", "local_shell",
     ]  # fmt: skip
+    notes = response.model_extra["farmhand"]["notes"]  # type: ignore[index]
+    assert notes == [
+        "custom tool 'exec': its lark grammar is not enforced; the model is shown it and"
+        " writes the input freely"
+    ]
 
 
 @pytest.mark.parametrize(

@@ -52,3 +52,26 @@ def test_responses_older_than_30_days_are_gone_when_the_store_opens(tmp_path: Pa
     assert reopened.get("resp_old") is None
     assert reopened.get("resp_new") is not None
     reopened.close()
+
+
+def test_the_items_of_stored_responses_are_found_by_id(tmp_path: Path) -> None:
+    store = ResponseStore.in_home(tmp_path)
+    asked = {"id": "msg_in", "type": "message", "role": "user", "content": "hi"}
+    call = {"id": "fc_1", "type": "function_call", "call_id": "c", "name": "f", "arguments": "{}"}
+    store.put({"id": "resp_1", "output": [call]}, [asked], "farm")
+    output = {"type": "function_call_output", "call_id": "c", "output": "ok"}  # no id
+    later = {"id": "msg_2", "type": "message", "role": "assistant", "content": "done"}
+    store.put({"id": "resp_2", "output": [later]}, [asked, call, output], "farm")
+    assert store.item("fc_1") == call and store.item("msg_in") == asked
+    assert store.item("msg_2") == later and store.item("nope") is None
+    store.delete("resp_2")
+    assert store.item("msg_2") is None
+    assert store.item("fc_1") == call  # resp_1 still holds it
+    with sqlite3.connect(store.path) as db:
+        db.execute("UPDATE responses SET created_at=?", (time.time() - KEPT_SECONDS - 60,))
+    store.close()
+    reopened = ResponseStore.in_home(tmp_path)
+    assert reopened.item("fc_1") is None
+    with sqlite3.connect(reopened.path) as db:
+        assert db.execute("SELECT COUNT(*) FROM response_items").fetchone() == (0,)
+    reopened.close()

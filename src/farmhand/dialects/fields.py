@@ -1,9 +1,11 @@
-"""Reading one scalar field of a request body, for every dialect: the value, None when it is
-left out, or a RequestError that names the field and says what it must be."""
+"""Reading one field of a request body, for every dialect: the value, None when it is left
+out, or a RequestError that names the field and says what it must be."""
 
 from __future__ import annotations
 
 from typing import Any, overload
+
+import jsonschema
 
 from farmhand.errors import RequestError
 
@@ -44,3 +46,16 @@ def number(
         bound = f"between {minimum:g} and {maximum:g}" if maximum is not None else f">= {minimum:g}"
         raise RequestError(f"{key} must be {bound}", param=key)
     return float(value)
+
+
+def json_schema(value: dict[str, Any], param: str) -> dict[str, Any]:
+    """`value` when it is a valid JSON Schema (an answer's shape: Ollama's `format`, the
+    Responses `text.format`), else a RequestError that says where it is wrong."""
+    try:
+        jsonschema.validators.validator_for(value).check_schema(value)
+    except jsonschema.SchemaError as exc:
+        where = "/".join(str(p) for p in exc.path) or "top level"
+        raise RequestError(
+            f"{param} is not a valid JSON Schema ({where}: {exc.message})", param=param
+        ) from None
+    return value

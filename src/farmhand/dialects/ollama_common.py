@@ -14,10 +14,10 @@ import math
 import re
 from typing import Any
 
-import jsonschema
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from farmhand.config.models import format_path
+from farmhand.dialects.fields import json_schema
 from farmhand.errors import RequestError
 from farmhand.providers.base import GenerationSettings, ResponseFormat
 
@@ -77,14 +77,7 @@ def response_format(value: object) -> ResponseFormat | None:
     if value == "json":
         return "json"
     if isinstance(value, dict):
-        try:
-            jsonschema.validators.validator_for(value).check_schema(value)
-        except jsonschema.SchemaError as exc:
-            where = "/".join(str(p) for p in exc.path) or "top level"
-            raise RequestError(
-                f"format is not a valid JSON Schema ({where}: {exc.message})", param="format"
-            ) from None
-        return value
+        return json_schema(value, "format")
     raise RequestError(
         f'format must be "json" or a JSON Schema object, got {value!r:.80}', param="format"
     )

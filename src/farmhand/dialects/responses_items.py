@@ -16,6 +16,9 @@ messages, and the approvals the request answers.
         question's id ("ask_...")                  -> the answers a paused chat waits on
                                                       (`responses_questions`); old: skipped
     additional_tools                               -> tools (read with the request's tools)
+    item_reference                                 -> the stored item it names, put in its
+                                                      place before this reads the input
+                                                      (`responses_request.resolve_references`)
 
 Items of hosted tools farmhand never runs (web_search_call, computer_call, ...) are
 skipped; anything else is a 400 naming the item.
@@ -28,6 +31,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from farmhand.dialects.responses_custom import as_call
 from farmhand.dialects.responses_questions import (
     QuestionAnswer,
     approval_answer,
@@ -129,17 +133,16 @@ def _read(reader: _Reader, item: dict[str, Any], where: str, *, new: bool) -> No
         _call(reader, call)
     elif kind == "mcp_approval_response":
         _approval(reader, item, where, new=new)
-    elif kind == "item_reference":
+    elif kind == "item_reference":  # `resolve_references` replaces them first
         raise RequestError(
-            f"{where}: item_reference is not supported; send the item itself, or continue a"
-            " stored response with previous_response_id",
+            f"{where}: an item_reference is not read here; send the item itself",
             param="input",
         )
     elif kind not in SKIPPED:
         raise RequestError(
             f"{where} has type {preview(kind)}; farmhand reads message, function_call,"
-            " function_call_output, reasoning, mcp_call, mcp_approval_request and"
-            " mcp_approval_response items",
+            " function_call_output, custom_tool_call, custom_tool_call_output, reasoning,"
+            " item_reference, mcp_call, mcp_approval_request and mcp_approval_response items",
             param="input",
         )
 
@@ -180,7 +183,7 @@ def _client_call(parsed: ResponsesRequest, item: dict[str, Any], where: str) -> 
     namespace = item.get("namespace")
     exposed = parsed.tools.exposed_name(name, namespace if isinstance(namespace, str) else None)
     if item.get("type") == "custom_tool_call":
-        return ToolCall(exposed, {"input": str(item.get("input", ""))}, call_id)
+        return as_call(exposed, call_id, item.get("input"))
     return _with_arguments(exposed, call_id, item.get("arguments"), where)
 
 

@@ -10,6 +10,9 @@ non-streamed answer is the same builder's final `response()`:
     reasoning:      the same, with reasoning_text parts and reasoning_text events
     function_call:  output_item.added, function_call_arguments.delta..., .done,
                     output_item.done (calls of the client's tools)
+    custom_tool_call: output_item.added, custom_tool_call_input.delta..., .done,
+                    output_item.done (calls of the client's custom tools: the `input`
+                    string the model writes, decoded as it is written)
     mcp_list_tools: output_item.added, mcp_list_tools.in_progress, .completed, item done
     mcp_call:       output_item.added, mcp_call.in_progress, .completed or .failed,
                     output_item.done (MCP tools farmhand ran)
@@ -27,6 +30,7 @@ import time
 import uuid
 from typing import Any
 
+from farmhand.dialects.responses_custom import call_input, streamed_input
 from farmhand.dialects.responses_mcp import (
     approval_request_item,
     complete_mcp_call,
@@ -73,6 +77,7 @@ class ResponseBuilder:
         self._text: int | None = None  # output index of the open message item
         self._reasoning: int | None = None
         self._calls: dict[str, int] = {}  # call id -> output index, for open function calls
+        self._arguments: dict[str, str] = {}  # call id -> arguments of a custom call so far
         self._writing: dict[int, str] = {}  # index of a call in the turn -> call id
         self._running: dict[str, int] = {}  # loop-run MCP calls: call id -> output index
         self._labels = {t.label for t in parsed.tools.mcp}
@@ -246,31 +251,46 @@ class ResponseBuilder:
         if call_id is None:
             events = self._close_text()
             call_id = self._writing[event.index] = event.id
-            index, added = self._add(self._function_item(event.id, event.name, ""))
+            index, added = self._add(self._function_item(event.id, event.name))
             self._calls[call_id] = index
             events.append(added)
         index = self._calls[call_id]
         item = self.output[index]
         if not event.arguments:
             return events
-        item["arguments"] += event.arguments
+        if item["type"] == "custom_tool_call":
+            return events + self._input_delta(item, call_id, event.arguments)
         where = {"item_id": item["id"], "output_index": index}
+        item["arguments"] += event.arguments
         delta = self.event("response.function_call_arguments.delta", **where, delta=event.arguments)
         return [*events, delta]
+
+    def _input_delta(self, item: dict[str, Any], call_id: str, arguments: str) -> list[Event]:
+        """The newly written part of a custom call's input, decoded from its arguments."""
+        raw = self._arguments[call_id] = self._arguments.get(call_id, "") + arguments
+        text = streamed_input(raw)
+        if len(text) <= len(item["input"]) or not text.startswith(item["input"]):
+            return []
+        delta = text[len(item["input"]) :]
+        item["input"] = text
+        where = {"item_id": item["id"], "output_index": self._calls[call_id]}
+        return [self.event("response.custom_tool_call_input.delta", **where, delta=delta)]
 
     def _is_mcp_tool(self, name: str) -> bool:
         label, tool = split_name(name)
         return bool(tool) and label in self._labels
 
-    def _function_item(self, call_id: str, exposed: str, arguments: str) -> dict[str, Any]:
+    def _function_item(self, call_id: str, exposed: str) -> dict[str, Any]:
+        """A call of the client's: a function_call, or a custom_tool_call (its `input`)."""
         function = self.parsed.tools.functions.get(exposed)
+        custom = function is not None and function.custom
         item: dict[str, Any] = {
-            "id": new_id("fc"),
-            "type": "function_call",
+            "id": new_id("ctc" if custom else "fc"),
+            "type": "custom_tool_call" if custom else "function_call",
             "status": "in_progress",
             "call_id": call_id,
             "name": function.name if function else exposed,
-            "arguments": arguments,
+            "input" if custom else "arguments": "",
         }
         if function is not None and function.namespace is not None:
             item["namespace"] = function.namespace
@@ -279,12 +299,17 @@ class ResponseBuilder:
     def _close_call(self, call: ToolCall) -> list[Event]:
         events = self._close_text()
         index = self._calls.pop(call.id, None)
+        self._arguments.pop(call.id, None)
         if index is None:
-            index, added = self._add(self._function_item(call.id, call.name, ""))
+            index, added = self._add(self._function_item(call.id, call.name))
             events.append(added)
         item = self.output[index]
-        item["arguments"] = call.arguments_json()
         where = {"item_id": item["id"], "output_index": index}
+        if item["type"] == "custom_tool_call":
+            item["input"] = call_input(call)
+            done = self.event("response.custom_tool_call_input.done", **where, input=item["input"])
+            return [*events, done, self._done(index)]
+        item["arguments"] = call.arguments_json()
         events.append(
             self.event(
                 "response.function_call_arguments.done", **where, arguments=item["arguments"]
@@ -345,7 +370,7 @@ class ResponseBuilder:
         for index in self._calls.values():  # written, then sent back to the model
             self.output[index]["status"] = "incomplete"
             events.append(self._done(index))
-        self._calls = {}
+        self._calls, self._arguments = {}, {}
         self.finished = done
         self.status = "incomplete" if done.stop_reason == "length" else "completed"
         kind = "response.incomplete" if self.status == "incomplete" else "response.completed"

@@ -2,23 +2,28 @@
 RequestError saying what to fix (400, `param` naming the field).
 
 The tools and tool_choice are read by `dialects.responses_tools`; the input items by
-`dialects.responses_items`, once the conversation they continue is known. Parameters
-farmhand reads but cannot honour (a JSON `text.format`) are echoed and noted in
-the response's `farmhand.notes`; hosted-only features (`background`, `conversation`,
-`prompt`) are a 400 that says what to send instead.
+`dialects.responses_items`, once the conversation they continue is known; item_reference
+items are resolved first (`resolve_references`, given the store's lookup). A JSON
+`text.format` (`json_schema` or `json_object`) is the answer's shape
+(`GenerationSettings.response_format`, as Ollama's `format` is). What farmhand reads but
+cannot honour (a custom tool's grammar) is noted in the response's `farmhand.notes`;
+hosted-only features (`background`, `conversation`, `prompt`) are a 400 that says what to
+send instead.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from farmhand.config.models import McpServerConfig
-from farmhand.dialects.fields import flag, integer, number
+from farmhand.dialects.fields import flag, integer, json_schema, number
 from farmhand.dialects.responses_tools import RequestTools, as_list, read_tools, tool_choice
 from farmhand.errors import RequestError
-from farmhand.providers.base import GenerationSettings
+from farmhand.providers.base import GenerationSettings, ResponseFormat
 from farmhand.service.mcp_servers import parse_mcp_servers
+from farmhand.tools.formats import preview
 
 REFUSED = {
     "background": "background responses are not supported; send the request without it",
@@ -81,7 +86,10 @@ def parse_responses(body: dict[str, Any]) -> ResponsesRequest:
         mcp_servers=parse_mcp_servers(body.get("mcp_servers")),
         max_tool_rounds=integer(body, "max_tool_rounds", minimum=1),
         echo={key: body.get(key) for key in ECHOED},
+        notes=list(tools.notes),
     )
+    text = _text(body.get("text"))
+    parsed.echo["text"] = text
     parsed.settings = GenerationSettings(
         temperature=number(body, "temperature", minimum=0, maximum=2),
         max_tokens=integer(body, "max_output_tokens", minimum=1),
@@ -89,8 +97,8 @@ def parse_responses(body: dict[str, Any]) -> ResponsesRequest:
         parallel_tool_calls=flag(body, "parallel_tool_calls", True),
         stream=parsed.stream,  # a whole answer from the backend when the client wants one
         top_p=number(body, "top_p", minimum=0, maximum=1),
+        response_format=answer_format(text["format"]),
     )
-    _check_text(body.get("text"), parsed)
     return parsed
 
 
@@ -116,6 +124,37 @@ def input_items(value: object, continues: bool) -> list[dict[str, Any]]:
     return value
 
 
+def resolve_references(
+    items: list[dict[str, Any]], find: Callable[[str], dict[str, Any] | None]
+) -> list[dict[str, Any]]:
+    """The input with each `item_reference` (`{"type": "item_reference", "id": ...}`, or an
+    item with only an `id`) replaced by the stored item `find` returns for its id."""
+    resolved = []
+    for index, item in enumerate(items):
+        kind = item.get("type")
+        typeless_id = kind is None and "role" not in item and "id" in item
+        if kind != "item_reference" and not typeless_id:
+            resolved.append(item)
+            continue
+        item_id = item.get("id")
+        if not isinstance(item_id, str) or not item_id:
+            raise RequestError(
+                f'input[{index}] is an item_reference without an "id"; write'
+                ' {"type": "item_reference", "id": "<the id of a stored item>"}',
+                param="input",
+            )
+        found = find(item_id)
+        if found is None:
+            raise RequestError(
+                f"input[{index}]: item_reference {item_id!r} names no stored item; only the"
+                " items of responses made with store=true are kept (30 days, until deleted):"
+                " send the item itself instead",
+                param="input",
+            )
+        resolved.append(found)
+    return resolved
+
+
 def _additional_tools(items: list[dict[str, Any]]) -> list[Any]:
     """Tools that arrive as an input item (Codex's `additional_tools` for newer models)."""
     found: list[Any] = []
@@ -125,15 +164,40 @@ def _additional_tools(items: list[dict[str, Any]]) -> list[Any]:
     return found
 
 
-def _check_text(value: object, parsed: ResponsesRequest) -> None:
+def _text(value: object) -> dict[str, Any]:
+    """The request's `text` as the response repeats it: its format, plain text if unset."""
     if value is None:
-        return
+        value = {}
     if not isinstance(value, dict):
         raise RequestError(
             'text must be an object such as {"format": {"type": "text"}}', param="text"
         )
     form = value.get("format")
-    if isinstance(form, dict) and form.get("type") not in (None, "text"):
-        parsed.notes.append(
-            f"text.format {form.get('type')} is not enforced; the answer is plain text"
-        )
+    return {**value, "format": {"type": "text"} if form is None else form}
+
+
+def answer_format(form: object) -> ResponseFormat | None:
+    """`text.format` as the answer's shape: None (free text), "json" or a JSON Schema."""
+    kind = form.get("type") if isinstance(form, dict) else None
+    if kind == "text":
+        return None
+    if kind == "json_object":
+        return "json"
+    if kind == "json_schema" and isinstance(form, dict):
+        schema = form.get("schema")
+        if not isinstance(schema, dict):
+            raise RequestError(
+                'text.format json_schema needs "schema": the JSON Schema the answer must'
+                " match, as an object",
+                param="text.format.schema",
+            )
+        name = form.get("name")
+        if name is not None and not isinstance(name, str):
+            raise RequestError("text.format.name must be a string", param="text.format.name")
+        return json_schema(schema, "text.format.schema")
+    raise RequestError(
+        f"text.format {preview(form)} is not a format; use"
+        ' {"type": "text"}, {"type": "json_object"} or {"type": "json_schema", "name":'
+        ' "...", "schema": {...}}',
+        param="text.format",
+    )

@@ -1,11 +1,12 @@
 """The tools of a Responses request, and its tool_choice.
 
 Function tools in Responses' flat shape (`{"type": "function", "name", "parameters",
-"strict"}`; the Chat Completions nesting is read too), the functions inside a `namespace`
-tool (Codex sends one), and `mcp` tools (`dialects.responses_mcp`). Hosted tools farmhand
-cannot run (`web_search`, `file_search`, `code_interpreter`, `computer_use_preview`,
-`image_generation`, `local_shell`, custom tools, ...) are left out and named, for the
-response's `farmhand.ignored_tools`: clients such as Codex always send some.
+"strict"}`; the Chat Completions nesting is read too), custom tools (free-text input,
+offered as a function: `dialects.responses_custom`), the functions and custom tools
+inside a `namespace` tool (Codex sends one), and `mcp` tools (`dialects.responses_mcp`).
+Hosted tools farmhand cannot run (`web_search`, `file_search`, `code_interpreter`,
+`computer_use_preview`, `image_generation`, `local_shell`, ...) are left out and named,
+for the response's `farmhand.ignored_tools`: clients such as Codex always send some.
 """
 
 from __future__ import annotations
@@ -14,31 +15,37 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from farmhand.dialects.responses_custom import custom_tool
 from farmhand.dialects.responses_mcp import parse_mcp_tool
 from farmhand.errors import RequestError
 from farmhand.service.mcp_tools import McpTool
 from farmhand.tools.choice import AUTO, NONE, REQUIRED, ToolChoice
 from farmhand.tools.definition import EMPTY_OBJECT_SCHEMA, ToolDefinition
 
+OFFERED = ("function", "custom")  # the client's tools the model is offered
+
 
 @dataclass(frozen=True)
 class FunctionName:
     """A client function as the client named it: `namespace` set for one inside a
-    namespace tool."""
+    namespace tool, `custom` for a custom tool (its calls are `custom_tool_call` items)."""
 
     name: str
     namespace: str | None = None
+    custom: bool = False
 
 
 @dataclass
 class RequestTools:
     """`client`: the functions the model is offered (under names unique in the request),
-    `functions`: those names -> the client's; `mcp`: the servers; `ignored`: the rest."""
+    `functions`: those names -> the client's; `mcp`: the servers; `ignored`: the rest;
+    `notes`: what farmhand could not honour in the tools it offers."""
 
     client: list[ToolDefinition] = field(default_factory=list)
     functions: dict[str, FunctionName] = field(default_factory=dict)
     mcp: list[McpTool] = field(default_factory=list)
     ignored: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
     def exposed_name(self, name: str, namespace: str | None = None) -> str:
         """The name the model knows a client function by."""
@@ -57,14 +64,14 @@ def read_tools(written: list[Any]) -> RequestTools:
         kind = tool.get("type") if isinstance(tool, dict) else None
         if not isinstance(kind, str):
             raise RequestError(f'{where} must be an object with a "type"', param="tools")
-        if kind == "function":
+        if kind in OFFERED:
             functions.append((tool, None))
         elif kind == "namespace":
             namespace = tool.get("name")
             if not isinstance(namespace, str) or not namespace:
                 raise RequestError(f"{where} is a namespace without a name", param="tools")
             for inner in as_list(tool.get("tools"), f"{where}.tools"):
-                if isinstance(inner, dict) and inner.get("type") == "function":
+                if isinstance(inner, dict) and inner.get("type") in OFFERED:
                     functions.append((inner, namespace))
                 else:
                     tools.ignored.append(f"{namespace}.{_kind_name(inner)}")
@@ -95,13 +102,20 @@ def _add_functions(tools: RequestTools, functions: list[tuple[dict[str, Any], st
     another tool has it, then it is `namespace.name`."""
     bare = [t.get("name") for t, namespace in functions]
     for index, (tool, namespace) in enumerate(functions):
-        definition = _function(tool, f"tools[{index}]" if namespace is None else namespace)
+        where = f"tools[{index}]" if namespace is None else namespace
+        custom = tool.get("type") == "custom"
+        if custom:
+            offered = custom_tool(tool, where)
+            definition = offered.definition
+            tools.notes += [offered.note] if offered.note else []
+        else:
+            definition = _function(tool, where)
         exposed = definition.name
         if namespace is not None and bare.count(exposed) > 1:
             exposed = f"{namespace}.{exposed}"
         if exposed in tools.functions:
             raise RequestError(f"tool name {exposed!r} is used twice", param="tools")
-        tools.functions[exposed] = FunctionName(definition.name, namespace)
+        tools.functions[exposed] = FunctionName(definition.name, namespace, custom)
         tools.client.append(
             ToolDefinition(
                 exposed, definition.description, definition.parameters, strict=definition.strict
@@ -148,7 +162,7 @@ def tool_choice(value: object, tools: RequestTools) -> ToolChoice:
             )
         return REQUIRED
     kind = value.get("type") if isinstance(value, dict) else None
-    if isinstance(value, dict) and kind == "function" and isinstance(value.get("name"), str):
+    if isinstance(value, dict) and kind in OFFERED and isinstance(value.get("name"), str):
         namespace = value.get("namespace")
         name = tools.exposed_name(value["name"], namespace if isinstance(namespace, str) else None)
         return ToolChoice.tool(name)
@@ -173,7 +187,7 @@ def tool_choice(value: object, tools: RequestTools) -> ToolChoice:
 
 
 def _allowed_tools(value: dict[str, Any], tools: RequestTools) -> ToolChoice:
-    """Only the listed function tools are offered; mode auto or required."""
+    """Only the listed function and custom tools are offered; mode auto or required."""
     mode = value.get("mode", "auto")
     listed = as_list(value.get("tools"), "tool_choice.tools")
     if mode not in ("auto", "required"):
@@ -181,7 +195,7 @@ def _allowed_tools(value: dict[str, Any], tools: RequestTools) -> ToolChoice:
     names = {
         tools.exposed_name(t["name"], t.get("namespace"))
         for t in listed
-        if isinstance(t, dict) and t.get("type") == "function" and isinstance(t.get("name"), str)
+        if isinstance(t, dict) and t.get("type") in OFFERED and isinstance(t.get("name"), str)
     }
     tools.client = [t for t in tools.client if t.name in names]
     return REQUIRED if mode == "required" else AUTO

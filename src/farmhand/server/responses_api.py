@@ -18,7 +18,11 @@ from starlette.routing import BaseRoute, Route
 
 from farmhand.dialects.responses_items import Conversation, chat_request, read_conversation
 from farmhand.dialects.responses_render import ResponseBuilder
-from farmhand.dialects.responses_request import ResponsesRequest, parse_responses
+from farmhand.dialects.responses_request import (
+    ResponsesRequest,
+    parse_responses,
+    resolve_references,
+)
 from farmhand.errors import FarmhandError, RequestError
 from farmhand.runtime.questions import AnswerError
 from farmhand.server.errors import api_error, error_response
@@ -58,6 +62,9 @@ class _Turn:
         self.parsed = parsed
         previous = _stored(state, parsed.previous_response_id, "previous_response_id")
         history = previous.conversation if previous is not None else []
+        parsed.input_items = resolve_references(
+            parsed.input_items, lambda item_id: state.response_store().item(item_id)
+        )
         self.conversation = read_conversation(parsed, history)
         self.input_items = [*history, *parsed.input_items]
         self.builder = ResponseBuilder(parsed)

@@ -5,8 +5,10 @@ lets the next request continue it with `previous_response_id`; Ollama has no suc
 farmhand does. A stored response is its whole conversation: the input items it was given
 (those of the responses before it included) and the response object with its output
 items, as JSON. They live in the same SQLite file as the tasks (`tasks.DATABASE_NAME`),
-in a table of their own, one connection, WAL journal: single-row statements. As OpenAI
-does, a response is kept for 30 days: older ones are removed when the store opens.
+in a table of their own, one connection, WAL journal: single-row statements. The ids of
+the items a response holds are indexed too, so a request can name one (`item_reference`).
+As OpenAI does, a response is kept for 30 days: older ones are removed when the store
+opens.
 """
 
 from __future__ import annotations
@@ -31,6 +33,16 @@ CREATE TABLE IF NOT EXISTS responses (
     response TEXT NOT NULL
 )
 """
+_ITEMS_SCHEMA = (
+    """
+CREATE TABLE IF NOT EXISTS response_items (
+    item_id TEXT NOT NULL,
+    response_id TEXT NOT NULL,
+    PRIMARY KEY (item_id, response_id)
+)
+""",
+    "CREATE INDEX IF NOT EXISTS response_items_by_response ON response_items (response_id)",
+)
 
 
 @dataclass(frozen=True)
@@ -49,6 +61,10 @@ class StoredResponse:
         output = self.response.get("output")
         return [*self.input_items, *(output if isinstance(output, list) else [])]
 
+    def item(self, item_id: str) -> dict[str, Any] | None:
+        """The item of this conversation with id `item_id`, if it has one."""
+        return next((i for i in self.conversation if i.get("id") == item_id), None)
+
 
 class ResponseStore:
     """Responses in one SQLite file; `ResponseStore.in_home(home)` is the server's."""
@@ -58,8 +74,13 @@ class ResponseStore:
         self._lock = threading.Lock()
         self._db = open_database(path, _SCHEMA)
         with self._lock:
+            for statement in _ITEMS_SCHEMA:
+                self._db.execute(statement)
             self._db.execute(
                 "DELETE FROM responses WHERE created_at < ?", (time.time() - KEPT_SECONDS,)
+            )
+            self._db.execute(
+                "DELETE FROM response_items WHERE response_id NOT IN (SELECT id FROM responses)"
             )
 
     @classmethod
@@ -75,11 +96,17 @@ class ResponseStore:
             json.dumps(input_items, ensure_ascii=False),
             json.dumps(response, ensure_ascii=False),
         )
+        stored = StoredResponse(row[0], model, row[2], input_items, response)
+        ids = {i["id"] for i in stored.conversation if isinstance(i.get("id"), str)}
         with self._lock:
             self._db.execute(
                 "INSERT OR REPLACE INTO responses (id, model, created_at, input_items, response)"
                 " VALUES (?, ?, ?, ?, ?)",
                 row,
+            )
+            self._db.executemany(
+                "INSERT OR IGNORE INTO response_items (item_id, response_id) VALUES (?, ?)",
+                [(item_id, stored.id) for item_id in ids],
             )
 
     def get(self, response_id: str) -> StoredResponse | None:
@@ -92,10 +119,26 @@ class ResponseStore:
             return None
         return StoredResponse(row[0], row[1], row[2], json.loads(row[3]), json.loads(row[4]))
 
+    def item(self, item_id: str) -> dict[str, Any] | None:
+        """The stored item with id `item_id` (an input or output item of a stored response,
+        the newest response's copy), or None."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT response_id FROM response_items WHERE item_id=? ORDER BY rowid DESC",
+                (item_id,),
+            ).fetchall()
+        for (response_id,) in rows:
+            stored = self.get(response_id)
+            found = stored.item(item_id) if stored is not None else None
+            if found is not None:
+                return found
+        return None
+
     def delete(self, response_id: str) -> bool:
         """Forget a response; False when there was none of that id."""
         with self._lock:
             cursor = self._db.execute("DELETE FROM responses WHERE id=?", (response_id,))
+            self._db.execute("DELETE FROM response_items WHERE response_id=?", (response_id,))
         return cursor.rowcount > 0
 
     def close(self) -> None:

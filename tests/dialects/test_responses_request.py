@@ -1,0 +1,104 @@
+"""The Responses request: `text.format` as the answer's shape, and item_reference input
+items resolved from what the store keeps."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from farmhand.dialects.responses_request import parse_responses, resolve_references
+from farmhand.errors import RequestError
+
+SCHEMA = {
+    "type": "object",
+    "properties": {"animal": {"type": "string"}, "legs": {"type": "integer"}},
+    "required": ["animal", "legs"],
+    "additionalProperties": False,
+}
+
+
+def parsed_text(text: object) -> tuple[object, object]:
+    parsed = parse_responses({"model": "m", "input": "x", "text": text})
+    return parsed.settings.response_format, parsed.echo["text"]
+
+
+def test_a_json_schema_format_is_the_answer_shape_and_is_echoed() -> None:
+    form = {"type": "json_schema", "name": "animal", "schema": SCHEMA, "strict": True}
+    answer, echoed = parsed_text({"format": form, "verbosity": "low"})
+    assert answer == SCHEMA
+    assert echoed == {"format": form, "verbosity": "low"}
+
+
+def test_json_object_asks_for_any_json_object_and_text_for_none() -> None:
+    assert parsed_text({"format": {"type": "json_object"}})[0] == "json"
+    assert parsed_text({"format": {"type": "text"}}) == (None, {"format": {"type": "text"}})
+    assert parsed_text(None) == (None, {"format": {"type": "text"}})
+    assert parsed_text({"verbosity": "high"}) == (
+        None,
+        {"verbosity": "high", "format": {"type": "text"}},
+    )
+    assert parse_responses({"model": "m", "input": "x"}).notes == []
+
+
+@pytest.mark.parametrize(
+    ("text", "param", "says"),
+    [
+        ("json", "text", "text must be an object"),
+        ({"format": {"type": "yaml"}}, "text.format", '{"type": "json_object"}'),
+        ({"format": "json"}, "text.format", "is not a format"),
+        ({"format": {"type": "json_schema", "name": "a"}}, "text.format.schema", 'needs "schema"'),
+        (
+            {"format": {"type": "json_schema", "name": "a", "schema": {"type": "shape"}}},
+            "text.format.schema",
+            "not a valid JSON Schema (type:",
+        ),
+        (
+            {"format": {"type": "json_schema", "name": 5, "schema": SCHEMA}},
+            "text.format.name",
+            "must be a string",
+        ),
+    ],
+)
+def test_a_bad_text_format_says_what_to_send(text: object, param: str, says: str) -> None:
+    with pytest.raises(RequestError) as caught:
+        parsed_text(text)
+    assert caught.value.param == param and says in str(caught.value), str(caught.value)
+
+
+STORED = {
+    "fc_1": {"id": "fc_1", "type": "function_call", "call_id": "c", "name": "f", "arguments": "{}"},
+    "msg_1": {"id": "msg_1", "type": "message", "role": "assistant", "content": "Hi."},
+}
+
+
+def test_references_are_replaced_by_the_stored_items_in_place() -> None:
+    items: list[dict[str, Any]] = [
+        {"role": "user", "content": "hello"},
+        {"type": "item_reference", "id": "msg_1"},
+        {"id": "fc_1"},  # the type of a reference may be left out
+        {"type": "function_call_output", "call_id": "c", "output": "ok", "id": "fco_1"},
+    ]
+    assert resolve_references(items, STORED.get) == [
+        items[0],
+        STORED["msg_1"],
+        STORED["fc_1"],
+        items[3],
+    ]
+
+
+def test_an_unknown_reference_names_its_id() -> None:
+    with pytest.raises(RequestError) as caught:
+        resolve_references([{"type": "item_reference", "id": "msg_gone"}], STORED.get)
+    assert caught.value.param == "input"
+    assert "input[0]: item_reference 'msg_gone' names no stored item" in str(caught.value)
+    with pytest.raises(RequestError, match='without an "id"'):
+        resolve_references([{"type": "item_reference"}], STORED.get)
+
+
+def test_items_without_references_never_ask_the_store() -> None:
+    def never(item_id: str) -> None:
+        raise AssertionError(item_id)
+
+    items: list[dict[str, Any]] = [{"role": "user", "content": "x"}, {"content": "y"}]
+    assert resolve_references(items, never) == items
