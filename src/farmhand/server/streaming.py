@@ -15,13 +15,13 @@ says how an error looks in its stream; `EventStream` does the rest, the same way
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import AsyncGenerator, Callable, Sequence
 from contextlib import aclosing, suppress
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import anyio
+import orjson
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
@@ -47,20 +47,18 @@ CONTENT_TYPES: dict[StreamFormat, bytes] = {
 }
 
 
-# One encoder for every object: json.dumps with any option builds a new one per call.
-_to_json = json.JSONEncoder(ensure_ascii=False).encode
-
 FLUSH_BYTES = 64 * 1024
 """Pending bytes past which the producer sends them itself instead of running ahead of a
 slow client."""
 
 
 def encode(item: StreamItem, form: StreamFormat) -> bytes:
-    """One object as the bytes on the wire."""
+    """One object as the bytes on the wire (orjson: this runs for every chunk of every
+    stream, at a fifth of json.dumps's cost)."""
     if isinstance(item, SSEEvent):
-        return f"event: {item.event}\ndata: {_to_json(item.data)}\n\n".encode()
-    text = item if isinstance(item, str) else _to_json(item)
-    return f"data: {text}\n\n".encode() if form == "sse" else text.encode() + b"\n"
+        return b"event: " + item.event.encode() + b"\ndata: " + orjson.dumps(item.data) + b"\n\n"
+    data = item.encode() if isinstance(item, str) else orjson.dumps(item)
+    return b"data: " + data + b"\n\n" if form == "sse" else data + b"\n"
 
 
 class CorkedBody:
