@@ -71,6 +71,14 @@ class Approval:
 McpChatEvent = LoopEvent | McpToolsListed | McpCallDone | McpApprovalNeeded
 
 
+def may_ask(state: ServiceState, request: ChatRequest, tools: Sequence[McpTool] = ()) -> bool:
+    """Whether the chat could pause on a question: only MCP servers ask (elicitation, or
+    a call that needs approval), so a chat with none can run without a runner to park it."""
+    if tools or request.mcp_servers or request.tools_path is not None:
+        return True
+    return bool(state.config.servers_for(state.model_config(request.model)))
+
+
 async def run_mcp_chat(
     state: ServiceState,
     request: ChatRequest,
