@@ -86,15 +86,19 @@ def test_mcp_items_stream_with_their_events(
     script.add(Step.text("Five.", expect=sees_result("is 5")))
     tool = mcp_tool(everything, allowed_tools={"tool_names": ["get-sum"]}, require_approval="never")
     with client.responses.stream(model="farm", input="2+3?", tools=[tool], store=False) as stream:
-        kinds = [event.type for event in stream]
+        events = list(stream)
         final = stream.get_final_response()
-    mcp = [k for k in kinds if k.startswith("response.mcp")]
+    mcp = [e.type for e in events if e.type.startswith("response.mcp")]
     assert mcp == [
         "response.mcp_list_tools.in_progress",
         "response.mcp_list_tools.completed",
+        "response.mcp_call_arguments.delta",
+        "response.mcp_call_arguments.done",
         "response.mcp_call.in_progress",
         "response.mcp_call.completed",
     ]
+    [delta] = [e for e in events if e.type == "response.mcp_call_arguments.delta"]
+    assert json.loads(delta.delta) == {"a": 2, "b": 3}
     assert [item.type for item in final.output] == ["mcp_list_tools", "mcp_call", "message"]
 
 

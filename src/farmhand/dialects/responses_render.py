@@ -14,7 +14,8 @@ non-streamed answer is the same builder's final `response()`:
                     output_item.done (calls of the client's custom tools: the `input`
                     string the model writes, decoded as it is written)
     mcp_list_tools: output_item.added, mcp_list_tools.in_progress, .completed, item done
-    mcp_call:       output_item.added, mcp_call.in_progress, .completed or .failed,
+    mcp_call:       output_item.added, mcp_call_arguments.delta (whole), .done,
+                    mcp_call.in_progress, .completed or .failed,
                     output_item.done (MCP tools farmhand ran)
     mcp_approval_request: output_item.added, output_item.done (a call held for approval)
     response.completed (or response.incomplete when max_output_tokens cut the answer)
@@ -334,7 +335,15 @@ class ResponseBuilder:
         index, added = self._add(mcp_call_item(item_id, call, approval_id))
         self._running[call.id] = index
         where = {"item_id": self.output[index]["id"], "output_index": index}
-        return [*events, added, self.event("response.mcp_call.in_progress", **where)]
+        # The call reaches the service whole, so its arguments go out as one delta.
+        arguments = self.output[index]["arguments"]
+        return [
+            *events,
+            added,
+            self.event("response.mcp_call_arguments.delta", delta=arguments, **where),
+            self.event("response.mcp_call_arguments.done", arguments=arguments, **where),
+            self.event("response.mcp_call.in_progress", **where),
+        ]
 
     def _mcp_finished(
         self, call: ToolCall, result: ToolResult, approval_id: str | None
