@@ -77,6 +77,9 @@ def serve(
             host=host,
             port=port,
             log_level=log_level,
+            # Above info the access log prints nothing, but uvicorn would still build each
+            # line's arguments for every request.
+            access_log=log_level.lower() in ("trace", "debug", "info"),
             timeout_graceful_shutdown=graceful_timeout,
             lifespan="on",
         )
