@@ -17,7 +17,7 @@ from farmhand.messages import (
     ToolCallEvent,
     new_call_id,
 )
-from farmhand.parsing.scan import WHITESPACE, find_near, held_prefix
+from farmhand.parsing.scan import WHITESPACE, JsonScanner, feed_until, find_near, held_prefix
 from farmhand.parsing.thinking import ThinkingSplitter
 
 ReasoningFormat = Literal["none", "auto", "deepseek"]
@@ -380,6 +380,23 @@ class CursorParser(FamilyParser):
         self._at = end
         self._searched = 0
         return body
+
+    def _json_arguments(
+        self, args: JsonScanner, stops: Sequence[str], final: bool
+    ) -> Literal["whole", "cut", "broken", "wait"]:
+        """Feeds a call's JSON arguments from the cursor, never past the first of `stops`,
+        and reports them as they grow: "whole" (the JSON ended; cursor past it), "cut" (a
+        stop or the end of the output came inside it), "broken" (not JSON; cursor where it
+        went wrong), "wait" (more text is needed)."""
+        end, fed, stopped = feed_until(args, self.buf, stops, final, self._at)
+        if args.invalid:
+            self._at = fed
+            return "broken"
+        self._at = fed if end is None else end
+        self._call_progress(args)
+        if end is not None:
+            return "whole"
+        return "cut" if stopped or final else "wait"
 
     def _in_after(self, final: bool) -> bool:
         """Mode "after" (see FamilyParser), read through the cursor."""

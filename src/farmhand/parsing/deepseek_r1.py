@@ -22,7 +22,7 @@ from collections.abc import Collection
 from farmhand.messages import ToolCall
 from farmhand.parsing.base import CursorParser, ParserOptions, call_from_object
 from farmhand.parsing.broken import cut_off, unreadable
-from farmhand.parsing.scan import JsonScanner, feed_until, find_bounded, loads
+from farmhand.parsing.scan import JsonScanner, find_bounded, loads
 
 CALLS_BEGIN = (
     "<｜tool▁calls▁begin｜>",
@@ -143,23 +143,18 @@ class DeepSeekR1Parser(CursorParser):
     def _in_args(self, final: bool) -> bool:
         args = self._args
         assert args is not None
-        end, fed, stopped = feed_until(args, self.buf, STOPS, final, self._at)
-        if args.invalid:
-            self._at = fed
+        read = self._json_arguments(args, STOPS, final)
+        if read == "wait":
+            return False
+        if read == "broken":
             self._open_broken()
             return True
-        self._at = fed if end is None else end
-        self._call_progress(args)
-        if end is None:
-            if not stopped and not final:
-                return False
-            # The call ended (or the output did) inside the JSON.
+        if read == "cut":  # the call ended (or the output did) inside the JSON
             self._call_done(cut_off(self._name, args.raw, _WRITE_IT_WHOLE))
-            self._mode = "close"
-            return True
-        value, ok = loads(args.raw)
-        call = call_from_object({"name": self._name, "arguments": value}) if ok else None
-        self._call_done(call or _not_json(self._name, args.raw))
+        else:
+            value, ok = loads(args.raw)
+            call = call_from_object({"name": self._name, "arguments": value}) if ok else None
+            self._call_done(call or _not_json(self._name, args.raw))
         self._mode = "close"
         return True
 

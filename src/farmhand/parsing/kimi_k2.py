@@ -19,7 +19,7 @@ from dataclasses import replace
 
 from farmhand.parsing.base import CursorParser, ParserOptions
 from farmhand.parsing.broken import call_from_arguments_text, cut_off, unreadable
-from farmhand.parsing.scan import JsonScanner, feed_until
+from farmhand.parsing.scan import JsonScanner
 
 SECTION_BEGIN = "<|tool_calls_section_begin|>"
 SECTION_END = "<|tool_calls_section_end|>"
@@ -84,16 +84,13 @@ class KimiK2Parser(CursorParser):
     def _in_args(self, final: bool) -> bool:
         args = self._args
         assert args is not None
-        end, fed, stopped = feed_until(args, self.buf, STOPS, final, self._at)
-        if args.invalid:
-            self._at = fed
+        read = self._json_arguments(args, STOPS, final)
+        if read == "wait":
+            return False
+        if read == "broken":
             self._mode = "broken"
             return True
-        self._at = fed if end is None else end
-        self._call_progress(args)
-        if end is None:
-            if not stopped and not final:
-                return False
+        if read == "cut":
             self._call_done(cut_off(self._name, args.raw))
         else:
             call = call_from_arguments_text(self._name, args.raw, _CALL_FORM)
