@@ -32,4 +32,5 @@ bench: setup .venv-litellm/bin/litellm
 	.venv/bin/python bench/mcp_call_overhead.py
 	.venv/bin/python bench/jit_prompt_tokens.py
 	.venv/bin/python bench/serve_overhead.py
+	.venv/bin/python bench/serve_cpu_in_process.py
 	.venv/bin/python bench/llama_tokenize_overhead.py
