@@ -28,7 +28,7 @@ from farmhand.tools.definition import ToolDefinition
 DEFAULT_MODEL_NAME = "qwen2.5-coder:0.5b"
 """The catalog model the embedded llama.cpp provider runs when nothing else is configured."""
 
-Provider = Literal["llamacpp", "openai", "ollama", "anthropic", "universal"]
+ProviderName = Literal["llamacpp", "openai", "ollama", "anthropic", "universal"]
 Transport = Literal["stdio", "http", "sse"]
 ApprovalPolicy = Literal["never", "destructive", "always"]
 KeyPath = tuple[str | int, ...]
@@ -198,7 +198,7 @@ class ModelConfig(_Strict):
 
     name: str = Field(min_length=1)
     """Unique name used to pick this model (`--model`, the API's `model` field)."""
-    provider: Provider = "llamacpp"
+    provider: ProviderName = "llamacpp"
     """Backend: llamacpp (embedded, alias "embedded"), openai, ollama, anthropic, universal."""
     model: str | None = None
     """For llamacpp a catalog name like "qwen2.5-coder:0.5b"; otherwise the backend's model id."""

@@ -150,11 +150,7 @@ def _content(value: object, where: str) -> str:
                 and isinstance(part.get("text"), str)
             ):
                 texts.append(part["text"])
-            elif isinstance(part, dict) and part.get("type") in (
-                "image_url",
-                "input_audio",
-                "file",
-            ):
+            elif isinstance(part, dict) and part.get("type") in UNSUPPORTED_PARTS:
                 raise RequestError(
                     f"{where}[{i}] is a {part['type']} part; farmhand takes text parts only",
                     param=where,

@@ -474,11 +474,6 @@ class ParsedMessage:
         }
 
 
-def parse_text(parser: ToolCallParser, text: str) -> list[StreamEvent]:
-    """Parse a whole output at once."""
-    return parser.feed(text) + parser.finish()
-
-
 def call_from_object(obj: Any) -> ToolCall | None:
     """Read `{"name": ..., "arguments": {...}}` (or OpenAI's nested `function` form).
 

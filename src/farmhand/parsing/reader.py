@@ -52,11 +52,6 @@ class CallObjectReader:
     def invalid(self) -> bool:
         return self.scanner.invalid
 
-    @property
-    def partial_arguments(self) -> str:
-        """The arguments written so far, compact; "" until they start."""
-        return self._args.compact if self._args else ""
-
     def compact_from(self, start: int) -> str:
         """The arguments' compact text from character `start` on (see JsonScanner)."""
         return self._args.compact_from(start) if self._args else ""

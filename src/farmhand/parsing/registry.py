@@ -231,10 +231,6 @@ _NAME_HINTS: tuple[tuple[str, str], ...] = (
 )
 
 
-def family_names() -> list[str]:
-    return list(FAMILIES)
-
-
 def resolve_family(name: str) -> str:
     """The canonical slug for a family name or alias; ConfigError for an unknown one."""
     slug = name.strip().lower().replace("-", "_")

@@ -108,12 +108,9 @@ class ToolRouter:
             return None
         return name.split(SEPARATOR, 1)[0] if SEPARATOR in name else name
 
-    async def execute(self, call: ToolCall) -> ToolResult:
-        """Run one call; every failure becomes an error result the model can read."""
-        return (await self.execute_full(call)).result
-
     async def execute_full(self, call: ToolCall) -> Outcome:
-        """`execute`, plus the result at full length when it was cut for the model."""
+        """Run one call; every failure becomes an error result the model can read. The
+        outcome holds the result as the model gets it and at full length."""
         if call.parse_error:
             return _same(ToolResult(call.id, call.name, f"Error: {call.parse_error}", True))
         name = self.resolve(call.name)
