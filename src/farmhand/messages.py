@@ -138,10 +138,16 @@ class ToolCallDelta:
 
 @dataclass(frozen=True)
 class Finish:
-    """The model turn ended. `reason` is stop, length or tool_calls."""
+    """The model turn ended. `reason` is stop, length or tool_calls.
+
+    `stop_sequence`: which of the request's stop strings ended the turn (reason "stop"),
+    where the provider can tell. The embedded model's provider cuts the text itself and
+    knows; an OpenAI-compatible backend says "stop" for a stop string and for the end of
+    the turn alike, and leaves the string out of the text, so its turns leave it None."""
 
     reason: str
     usage: Usage = Usage()
+    stop_sequence: str | None = None
 
 
 StreamEvent = TextDelta | ReasoningDelta | ToolCallDelta | ToolCallEvent | Finish

@@ -7,7 +7,11 @@ from typing import Any
 
 import pytest
 
-from farmhand.dialects.responses_request import parse_responses, resolve_references
+from farmhand.dialects.responses_request import (
+    parse_responses,
+    resolve_references,
+    with_item_ids,
+)
 from farmhand.errors import RequestError
 
 SCHEMA = {
@@ -102,3 +106,28 @@ def test_items_without_references_never_ask_the_store() -> None:
 
     items: list[dict[str, Any]] = [{"role": "user", "content": "x"}, {"content": "y"}]
     assert resolve_references(items, never) == items
+
+
+def test_messages_are_kept_with_a_type_an_id_and_content_parts() -> None:
+    sent: list[dict[str, Any]] = [
+        {"role": "user", "content": "hello"},
+        {"type": "message", "role": "developer", "content": [{"type": "input_text", "text": "d"}]},
+        {"role": "assistant", "content": "Hi."},
+        {"type": "message", "role": "user", "content": "again", "id": "msg_mine"},
+        {"type": "function_call_output", "call_id": "c", "output": "ok"},
+    ]
+    user, developer, assistant, mine, output = with_item_ids(sent)
+    assert user == {
+        "id": user["id"],
+        "type": "message",
+        "status": "completed",
+        "role": "user",
+        "content": [{"type": "input_text", "text": "hello"}],
+    }
+    assert developer["content"] == sent[1]["content"] and developer["type"] == "message"
+    assert assistant["content"] == [{"type": "output_text", "text": "Hi.", "annotations": []}]
+    ids = [user["id"], developer["id"], assistant["id"]]
+    assert all(i.startswith("msg_") for i in ids) and len(set(ids)) == 3
+    assert mine["id"] == "msg_mine"  # an id the client gave is kept
+    assert output == sent[4]  # other items as sent
+    assert sent[0] == {"role": "user", "content": "hello"}  # the request's own not changed

@@ -1,6 +1,8 @@
 """The Anthropic Messages dialect with the real embedded model (Qwen2.5-Coder-0.5B, greedy)
 behind a live `farmhand serve`: a forced tool call comes back as a tool_use block, a streamed
-answer as text deltas, and count_tokens is the model's own tokenizer over its chat template."""
+answer as text deltas, a stop sequence of several tokens ends the answer and is named
+(stop_reason "stop_sequence"), and count_tokens is the model's own tokenizer over its chat
+template."""
 
 from __future__ import annotations
 
@@ -92,6 +94,33 @@ def test_a_streamed_answer(embedded: Embedded) -> None:
     assert texts and "".join(texts).strip()
     assert final.content[-1].type == "text" and final.content[-1].text == "".join(texts)
     assert final.stop_reason in ("end_turn", "max_tokens")
+
+
+COUNT = [{"role": "user", "content": "Count from 1 to 10, separated by commas."}]
+STOP = ", 5,"  # four tokens for Qwen's tokenizer: ",", " ", "5", ","
+
+
+def test_a_stop_sequence_ends_the_answer_and_is_named(embedded: Embedded) -> None:
+    reply = embedded.client.messages.create(
+        model="qwen",
+        max_tokens=40,
+        messages=COUNT,
+        stop_sequences=["ELEVEN", STOP],
+        extra_body=SAMPLING,
+    )
+    (block,) = reply.content
+    assert block.type == "text" and block.text.rstrip().endswith("4"), block.text
+    assert STOP not in block.text
+    assert (reply.stop_reason, reply.stop_sequence) == ("stop_sequence", STOP)
+    with embedded.client.messages.stream(
+        model="qwen", max_tokens=40, messages=COUNT, stop_sequences=[STOP], extra_body=SAMPLING
+    ) as stream:
+        deltas = [e for e in stream if e.type == "message_delta"]
+        final = stream.get_final_message()
+    assert [(d.delta.stop_reason, d.delta.stop_sequence) for d in deltas] == [
+        ("stop_sequence", STOP)
+    ]
+    assert final.content[0].type == "text" and final.content[0].text == block.text
 
 
 def test_count_tokens_is_the_rendered_prompt_in_the_model_tokenizer(embedded: Embedded) -> None:

@@ -1,4 +1,5 @@
-"""The embedded provider's pieces for Ollama's generate: raw text continued as it is,
+"""The embedded provider's pieces for Ollama's generate: raw text continued as it is, stop
+strings (of many tokens too) ending the turn and named in its Finish,
 `think` handed to the chat template, and `context` tokens turned back into text. The model
 is test_llamacpp_auto's stand-in (a character a token)."""
 
@@ -12,7 +13,7 @@ from tests.models.gguf_files import TEMPLATE
 from tests.providers.test_llamacpp_auto import ScriptedLlama
 
 from farmhand.errors import RequestError
-from farmhand.messages import Finish, Message, TextDelta, Usage
+from farmhand.messages import Finish, Message, StreamEvent, TextDelta, Usage
 from farmhand.providers.base import GenerationSettings
 from farmhand.providers.llamacpp import LlamaCppProvider
 
@@ -39,7 +40,35 @@ async def test_raw_text_is_continued_as_it_is() -> None:
     events = [e async for e in provider.complete(prompt, GenerationSettings(stop=("+",)))]
     assert llama.prompts[-1] == prompt  # no chat template around it
     assert "".join(e.text for e in events if isinstance(e, TextDelta)) == " return a "
-    assert events[-1] == Finish("stop", Usage(len(prompt), 10))
+    assert events[-1] == Finish("stop", Usage(len(prompt), 10), stop_sequence="+")
+
+
+def answer(events: list[StreamEvent]) -> str:
+    return "".join(e.text for e in events if isinstance(e, TextDelta))
+
+
+async def test_a_stop_string_of_many_tokens_ends_the_turn_and_is_named() -> None:
+    provider = LlamaCppProvider(Llama(TEMPLATE, "Four.\n\nUser: and five?"))
+    settings = GenerationSettings(stop=("\n\nUser:", "STOP"))
+    events = [e async for e in provider.stream([Message.user("2+2?")], [], settings)]
+    assert answer(events) == "Four."  # a character a token: the stop spans 8 of them
+    finish = events[-1]
+    assert isinstance(finish, Finish) and finish.stop_sequence == "\n\nUser:"
+    assert finish.reason == "stop"
+
+
+async def test_text_that_only_began_a_stop_is_all_written() -> None:
+    provider = LlamaCppProvider(Llama(TEMPLATE, "Four.\n\nUs"))
+    settings = GenerationSettings(stop=("\n\nUser:",))
+    events = [e async for e in provider.stream([Message.user("2+2?")], [], settings)]
+    assert answer(events) == "Four.\n\nUs"
+    finish = events[-1]
+    assert isinstance(finish, Finish)
+    assert (finish.reason, finish.stop_sequence, finish.usage.completion_tokens) == (
+        "stop",
+        None,
+        len("Four.\n\nUs"),  # the held-back tail counted once it is let through
+    )
 
 
 async def test_think_reaches_the_template() -> None:

@@ -8,7 +8,7 @@ import pytest
 from mcp.server.mcpserver import MCPServer
 
 from farmhand.errors import ProviderError
-from farmhand.messages import Message, ToolCall
+from farmhand.messages import Finish, Message, TextDelta, ToolCall
 from farmhand.providers.base import GenerationSettings
 from farmhand.providers.scripted import ScriptedProvider, Step
 from farmhand.runtime.events import LoopEvent, LoopFinished, ToolCallFinished, ToolCallStarted
@@ -328,3 +328,13 @@ async def test_schemas_reach_the_provider_normalised(router: ToolRouter) -> None
     await run_to_completion(provider, user("hi"), ToolRouter(client_tools=[odd]))
     sent = provider.requests[0].tools[0].parameters
     assert sent == {"type": "object", "properties": {"where": {"type": "string"}}}
+
+
+async def test_the_stop_string_that_ended_the_answer_is_in_loop_finished() -> None:
+    provider = ScriptedProvider([[TextDelta("Four."), Finish("stop", stop_sequence="\n\nUser:")]])
+    done = await run_to_completion(provider, user("2+2?"), ToolRouter([]))
+    assert (done.answer, done.stop_reason, done.stop_sequence) == ("Four.", "stop", "\n\nUser:")
+    plain = await run_to_completion(
+        ScriptedProvider([Step.text("Four.")]), user("2+2?"), ToolRouter([])
+    )
+    assert plain.stop_sequence is None

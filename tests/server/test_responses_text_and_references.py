@@ -115,3 +115,35 @@ def test_an_unknown_item_reference_is_a_400_naming_its_id(farm: Farm) -> None:
         )
     assert caught.value.status_code == 400
     assert caught.value.body["param"] == "input"  # type: ignore[index]
+
+
+def test_input_messages_are_listed_with_a_type_and_an_id_that_stays(farm: Farm) -> None:
+    farm.script.add(Step.text("Hi Ada."), Step.text("Ada."))
+    first = farm.client.responses.create(
+        model="farm",
+        input=[
+            {"role": "developer", "content": "Be brief."},
+            {"role": "user", "content": "I am Ada."},
+        ],
+    )
+    listed = farm.client.responses.input_items.list(first.id, order="asc").data
+    assert [(item.type, item.role) for item in listed] == [  # type: ignore[union-attr]
+        ("message", "developer"),
+        ("message", "user"),
+    ]
+    ids = [item.id for item in listed]
+    assert all(i.startswith("msg_") for i in ids) and len(set(ids)) == 2
+    assert listed[1].content[0].type == "input_text"  # type: ignore[union-attr]
+    assert listed[1].content[0].text == "I am Ada."  # type: ignore[union-attr]
+    again = farm.client.responses.input_items.list(first.id, order="desc").data
+    assert [item.id for item in again] == ids[::-1]
+    # The ids name the stored items: a reference to one, and the continued conversation.
+    second = farm.client.responses.create(
+        model="farm",
+        input=[{"type": "item_reference", "id": ids[1]}],
+        previous_response_id=first.id,
+    )
+    kept = farm.client.responses.input_items.list(second.id, order="asc").data
+    assert [item.id for item in kept][:2] == ids and kept[-1].id == ids[1]
+    seen = [(m.role, m.content) for m in farm.script.requests[1].messages]
+    assert seen[-1] == ("user", "I am Ada.")

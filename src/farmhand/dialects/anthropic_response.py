@@ -11,8 +11,14 @@ Content blocks, in the order the model wrote them:
     mcp_tool_use / mcp_tool_result   a call farmhand ran itself on an MCP server (the MCP
                connector's blocks; `server_name` is the server, `name` the tool's own name)
 
-stop_reason: end_turn, max_tokens or tool_use. "stop_sequence" is never reported: the
-backends cut at a stop sequence themselves and the loop does not say which one ended the turn.
+stop_reason: end_turn, max_tokens, tool_use, or stop_sequence (with `stop_sequence` naming
+it) when one of the request's `stop_sequences` ended the turn. Only the embedded model's
+provider can tell that (it cuts the text itself: `Finish.stop_sequence`). Behind the
+OpenAI-compatible provider a reply says end_turn: OpenAI's shape has finish_reason "stop"
+both for a stop string and for the model's own end of turn, llama-server's chat endpoint
+adds nothing to it, and the stop string is left out of the text, so no guess from the text
+is possible either. (vLLM alone adds a `stop_reason` field naming the string, which the
+provider does not read.)
 """
 
 from __future__ import annotations
@@ -81,8 +87,7 @@ class MessageRenderer:
         return {
             **self._envelope(),
             "content": self.content,
-            "stop_reason": STOP_REASONS[done.stop_reason] if done else "end_turn",
-            "stop_sequence": None,
+            **stop_fields(done),
         }
 
     def _envelope(self) -> dict[str, Any]:
@@ -180,10 +185,19 @@ class MessageRenderer:
             whole = {"type": "input_json_delta", "partial_json": json.dumps(call.arguments)}
             events.append(_event("content_block_delta", index=self.open, delta=whole))
             events += self._stop()
-        delta = {"stop_reason": STOP_REASONS[done.stop_reason], "stop_sequence": None}
+        delta = stop_fields(done)
         events.append(_event("message_delta", delta=delta, usage=usage(done)))
         events.append(_event("message_stop"))
         return events
+
+
+def stop_fields(done: LoopFinished | None) -> dict[str, Any]:
+    """`stop_reason` and `stop_sequence` of a finished reply."""
+    if done is None:
+        return {"stop_reason": "end_turn", "stop_sequence": None}
+    if done.stop_reason == "stop" and done.stop_sequence is not None:
+        return {"stop_reason": "stop_sequence", "stop_sequence": done.stop_sequence}
+    return {"stop_reason": STOP_REASONS[done.stop_reason], "stop_sequence": None}
 
 
 def tool_use(call_id: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:

@@ -4,29 +4,35 @@ to fix (400, with `param` naming the field, as OpenAI does).
 Besides OpenAI's own fields it takes farmhand's extensions: `mcp_servers`, `tools_path`,
 `max_tool_rounds`, `tool_timeout` (milliseconds, as in Ollama's MCP API), `jit_tools`,
 `jit_max_tools`, `jit_connect_eager`, `include_tool_results`.
+
+`response_format` (`text`, `json_object`, or `json_schema` with its `name`, `schema` and
+`strict`) is the answer's shape, `GenerationSettings.response_format`, as the Responses
+`text.format` and Ollama's `format` are.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from farmhand.dialects.fields import flag, integer, number
+from farmhand.dialects.fields import flag, integer, json_schema, number
 from farmhand.dialects.strict_json import strict_loads
 from farmhand.errors import ConfigError, RequestError
 from farmhand.messages import Message, ToolCall
-from farmhand.providers.base import GenerationSettings
+from farmhand.providers.base import GenerationSettings, ResponseFormat
 from farmhand.service.chat import ChatRequest
 from farmhand.service.mcp_servers import parse_mcp_servers
 from farmhand.tools.choice import AUTO, ToolChoice
 from farmhand.tools.definition import ToolDefinition
-from farmhand.tools.formats import EXPECTED_TOOL_CHOICE, tool_choice_from_openai
+from farmhand.tools.formats import EXPECTED_TOOL_CHOICE, preview, tool_choice_from_openai
 from farmhand.tools.formats.detect import to_openai_tools
 
 ROLES = ("system", "developer", "user", "assistant", "tool")
 UNSUPPORTED_PARTS = ("image_url", "input_audio", "file")
+SCHEMA_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
 @dataclass(frozen=True)
@@ -57,6 +63,7 @@ def parse_chat(body: dict[str, Any]) -> OpenAIChat:
         parallel_tool_calls=flag(body, "parallel_tool_calls", True) is not False,
         stream=flag(body, "stream", False) is True,
         top_p=number(body, "top_p", minimum=0, maximum=1),
+        response_format=_response_format(body.get("response_format")),
     )
     if integer(body, "n", minimum=1) not in (None, 1):
         raise RequestError("only n=1 is supported", param="n")
@@ -235,3 +242,49 @@ def _stop(value: object) -> tuple[str, ...]:
     if isinstance(value, list) and all(isinstance(v, str) for v in value) and len(value) <= 4:
         return tuple(value)
     raise RequestError("stop must be a string or a list of up to 4 strings", param="stop")
+
+
+def _response_format(value: object) -> ResponseFormat | None:
+    """`response_format` as the answer's shape: None (free text), "json" (any JSON object)
+    or the JSON Schema of `json_schema.schema` (left out: any JSON object, as OpenAI reads
+    it). `strict` asks for what farmhand always does: the answer is constrained to it."""
+    kind = value.get("type") if isinstance(value, dict) else None
+    if value is None or kind == "text":
+        return None
+    if kind == "json_object":
+        return "json"
+    if kind != "json_schema" or not isinstance(value, dict):
+        raise RequestError(
+            f'response_format {preview(value)} is not a format; use {{"type": "text"}},'
+            ' {"type": "json_object"} or {"type": "json_schema", "json_schema": {"name":'
+            ' "...", "schema": {...}}}',
+            param="response_format",
+        )
+    form = value.get("json_schema")
+    if not isinstance(form, dict):
+        raise RequestError(
+            'response_format json_schema needs "json_schema": {"name": "...", "schema": {...}}',
+            param="response_format.json_schema",
+        )
+    name = form.get("name")
+    if not isinstance(name, str) or not SCHEMA_NAME.fullmatch(name):
+        raise RequestError(
+            "response_format.json_schema.name must be a name of up to 64 letters, digits,"
+            f" underscores and dashes, got {preview(name)}",
+            param="response_format.json_schema.name",
+        )
+    if not isinstance(form.get("strict", False), bool | None):
+        raise RequestError(
+            "response_format.json_schema.strict must be true or false",
+            param="response_format.json_schema.strict",
+        )
+    schema = form.get("schema")
+    if schema is None:
+        return "json"
+    if not isinstance(schema, dict):
+        raise RequestError(
+            "response_format.json_schema.schema must be the JSON Schema of the answer, as an"
+            " object",
+            param="response_format.json_schema.schema",
+        )
+    return json_schema(schema, "response_format.json_schema.schema")

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import copy
 import time
-import uuid
 from typing import Any
 
 from farmhand.dialects.responses_custom import call_input, streamed_input
@@ -39,7 +38,7 @@ from farmhand.dialects.responses_mcp import (
     mcp_call_item,
 )
 from farmhand.dialects.responses_questions import question_item
-from farmhand.dialects.responses_request import ResponsesRequest
+from farmhand.dialects.responses_request import ResponsesRequest, new_id
 from farmhand.messages import ToolCall, ToolResult
 from farmhand.runtime.events import (
     InputRequested,
@@ -56,10 +55,6 @@ from farmhand.service.mcp_tools import split_name
 from farmhand.tools.definition import ToolDefinition
 
 Event = dict[str, Any]
-
-
-def new_id(prefix: str) -> str:
-    return f"{prefix}_{uuid.uuid4().hex}"
 
 
 class ResponseBuilder:

@@ -13,6 +13,7 @@ send instead.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -122,6 +123,40 @@ def input_items(value: object, continues: bool) -> list[dict[str, Any]]:
                 param=f"input[{index}]",
             )
     return value
+
+
+def new_id(prefix: str) -> str:
+    """An item's or response's id, OpenAI-style: `msg_...`, `fc_...`, `resp_...`."""
+    return f"{prefix}_{uuid.uuid4().hex}"
+
+
+def with_item_ids(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The input items as OpenAI keeps and lists them (`GET .../input_items`): a message
+    sent as `{"role", "content"}` gets `type: "message"`, an id (`msg_...`, once: the
+    stored item keeps it, so every read and an item_reference see the same), a status, and
+    its text as a content part. Other items are kept as they were sent."""
+    filled = []
+    for item in items:
+        kind = item.get("type", "message" if "role" in item else None)
+        if kind != "message":
+            filled.append(item)
+            continue
+        content = item.get("content")
+        if isinstance(content, str):
+            part: dict[str, Any] = {"type": "input_text", "text": content}
+            if item.get("role") == "assistant":
+                part = {"type": "output_text", "text": content, "annotations": []}
+            content = [part]
+        filled.append(
+            {
+                "id": new_id("msg"),
+                "type": "message",
+                "status": "completed",
+                **item,
+                "content": content,
+            }
+        )
+    return filled
 
 
 def resolve_references(

@@ -58,6 +58,7 @@ from farmhand.providers.llama_sampling import (
 )
 from farmhand.providers.prefix_cache import PrefixCache, head_length
 from farmhand.providers.prompt_based import with_tools_block
+from farmhand.providers.stop_strings import StopStrings
 from farmhand.tools.choice import NONE
 from farmhand.tools.definition import ToolDefinition
 
@@ -187,13 +188,15 @@ class LlamaCppProvider:
             max_tokens = min(settings.max_tokens or budget, budget)
             completion_tokens = 0
             sampling = self._sampling(settings, spec)
-            generation = self._generate(prompt_tokens, max_tokens, settings, sampling)
+            stops = StopStrings(settings.stop)
+            generation = self._generate(prompt_tokens, max_tokens, stops, sampling)
             async with aclosing(generation) as pieces:
                 async for piece, count in pieces:
                     completion_tokens = count
                     yield TextDelta(piece)
-        reason = "length" if completion_tokens >= max_tokens else "stop"
-        yield Finish(reason, Usage(len(prompt_tokens), completion_tokens))
+        yield _finish(
+            stops, completion_tokens >= max_tokens, Usage(len(prompt_tokens), completion_tokens)
+        )
 
     def tokenize(self, text: str) -> list[int]:
         """`text` as this model's tokens (special tokens read as such)."""
@@ -288,7 +291,8 @@ class LlamaCppProvider:
                 gate = turn_gate(self.llama, self.call_gate, after_result=_after_result(messages))
                 gate.end_tokens = self._end_tokens
             sampling = self._sampling(settings, spec, gate)
-            generation = self._generate(prompt_tokens, max_tokens, settings, sampling)
+            stops = StopStrings(settings.stop)
+            generation = self._generate(prompt_tokens, max_tokens, stops, sampling)
             async with aclosing(generation) as pieces:
                 async for piece, count in pieces:
                     completion_tokens = count
@@ -304,10 +308,11 @@ class LlamaCppProvider:
                         break  # leaving the loop closes the generator, which stops llama.cpp
         for event in calls.admit(parser.finish()):
             yield event
-        reason = "length" if completion_tokens >= max_tokens else "stop"
-        yield Finish(
-            "tool_calls" if calls.seen else reason, Usage(len(prompt_tokens), completion_tokens)
-        )
+        usage = Usage(len(prompt_tokens), completion_tokens)
+        if calls.seen:
+            yield Finish("tool_calls", usage)
+        else:
+            yield _finish(stops, completion_tokens >= max_tokens, usage)
 
     def _grammar_spec(
         self, tools: Sequence[ToolDefinition], settings: GenerationSettings, *, explicit: bool
@@ -382,11 +387,12 @@ class LlamaCppProvider:
         self,
         prompt_tokens: list[int],
         max_tokens: int,
-        settings: GenerationSettings,
+        stops: StopStrings,
         sampling: Sampling,
     ) -> AsyncGenerator[tuple[str, int], None]:
         """Yield (text, tokens so far). Each token is computed in a worker thread (llama.cpp
-        blocks), one step at a time, so stopping early is just not asking for the next."""
+        blocks), one step at a time, so stopping early is just not asking for the next.
+        The text ends before the first of the request's stop strings (`stops.matched`)."""
         tokens = sample_tokens(self.llama, prompt_tokens, sampling, self._sampled)
         decoder = codecs.getincrementaldecoder("utf-8")("replace")
         count = 0
@@ -396,15 +402,13 @@ class LlamaCppProvider:
                 if token is None or self._is_end(token):
                     break
                 count += 1
-                text = decoder.decode(self.llama.detokenize([token]))
-                cut = _first_stop(text, settings.stop)
-                if cut is not None:
-                    if text[:cut]:
-                        yield text[:cut], count
-                    return
+                text = stops.feed(decoder.decode(self.llama.detokenize([token])))
                 if text:
                     yield text, count
-            tail = decoder.decode(b"", final=True)
+                if stops.matched is not None:
+                    return
+            # The decoder's last bytes, then what was held back as a stop's possible start.
+            tail = stops.feed(decoder.decode(b"", final=True)) + stops.flush()
             if tail:
                 yield tail, count
         finally:
@@ -427,14 +431,11 @@ def _after_result(messages: Sequence[Message]) -> bool:
     )
 
 
-def _first_stop(text: str, stops: Sequence[str]) -> int | None:
-    """Where the first stop string begins in `text`, if any.
-
-    Stop strings are matched within one decoded piece; a stop split across two tokens is
-    caught by the chat template's end-of-turn token instead.
-    """
-    found = [text.find(s) for s in stops if s and s in text]
-    return min(found) if found else None
+def _finish(stops: StopStrings, out_of_tokens: bool, usage: Usage) -> Finish:
+    """How a turn without calls ended: at a stop string (named), out of tokens, or done."""
+    if stops.matched is not None:
+        return Finish("stop", usage, stop_sequence=stops.matched)
+    return Finish("length" if out_of_tokens else "stop", usage)
 
 
 class _CallsOfTurn:

@@ -77,7 +77,9 @@ class LoopFinished:
     """The loop is done. `answer` is the last turn's text; `messages` the whole history.
 
     `pending_calls` holds calls the caller must run itself (inline tools farmhand cannot
-    execute) when `stop_reason` is "client_tool_calls".
+    execute) when `stop_reason` is "client_tool_calls". `stop_sequence` is the request's
+    stop string that ended the last turn (stop_reason "stop"), where the provider can tell
+    (`Finish.stop_sequence`).
     """
 
     answer: str
@@ -87,6 +89,7 @@ class LoopFinished:
     messages: tuple[Message, ...]
     tool_calls: tuple[ToolCallRecord, ...] = ()
     pending_calls: tuple[ToolCall, ...] = field(default=())
+    stop_sequence: str | None = None
 
 
 LoopEvent = (

@@ -48,6 +48,7 @@ class _Turn:
     text: list[str] = field(default_factory=list)
     calls: list[ToolCall] = field(default_factory=list)
     finish_reason: str = "stop"
+    stop_sequence: str | None = None
 
     @property
     def answer(self) -> str:
@@ -63,11 +64,16 @@ class _State:
     rounds: int = 0
 
     def finished(
-        self, answer: str, reason: StopReason, pending: Sequence[ToolCall] = ()
+        self,
+        answer: str,
+        reason: StopReason,
+        pending: Sequence[ToolCall] = (),
+        stop_sequence: str | None = None,
     ) -> LoopFinished:
         return LoopFinished(
             answer=answer,
             stop_reason=reason,
+            stop_sequence=stop_sequence,
             rounds=self.rounds,
             usage=self.usage,
             messages=tuple(self.history),
@@ -137,6 +143,7 @@ async def run_loop(
             elif isinstance(event, Finish):
                 state.usage += event.usage
                 turn.finish_reason = event.reason
+                turn.stop_sequence = event.stop_sequence
         if not settings.parallel_tool_calls:
             turn.calls = turn.calls[:1]
 
@@ -150,7 +157,10 @@ async def run_loop(
         state.history.append(Message.assistant(turn.answer, tuple(turn.calls)))
         if not turn.calls:
             reason: StopReason = "length" if turn.finish_reason == "length" else "stop"
-            yield state.finished(turn.answer, "round_limit" if limit_hit else reason)
+            if limit_hit:
+                yield state.finished(turn.answer, "round_limit")
+            else:
+                yield state.finished(turn.answer, reason, stop_sequence=turn.stop_sequence)
             return
 
         state.rounds += 1

@@ -22,6 +22,7 @@ from farmhand.dialects.responses_request import (
     ResponsesRequest,
     parse_responses,
     resolve_references,
+    with_item_ids,
 )
 from farmhand.errors import FarmhandError, RequestError
 from farmhand.runtime.questions import AnswerError
@@ -62,8 +63,10 @@ class _Turn:
         self.parsed = parsed
         previous = _stored(state, parsed.previous_response_id, "previous_response_id")
         history = previous.conversation if previous is not None else []
-        parsed.input_items = resolve_references(
-            parsed.input_items, lambda item_id: state.response_store().item(item_id)
+        parsed.input_items = with_item_ids(
+            resolve_references(
+                parsed.input_items, lambda item_id: state.response_store().item(item_id)
+            )
         )
         self.conversation = read_conversation(parsed, history)
         self.input_items = [*history, *parsed.input_items]
