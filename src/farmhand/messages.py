@@ -143,7 +143,8 @@ class Finish:
     `stop_sequence`: which of the request's stop strings ended the turn (reason "stop"),
     where the provider can tell. The embedded model's provider cuts the text itself and
     knows; an OpenAI-compatible backend says "stop" for a stop string and for the end of
-    the turn alike, and leaves the string out of the text, so its turns leave it None."""
+    the turn alike, and leaves the string out of the text, so its turns leave it None
+    (except vLLM's, which names the string in `stop_reason`)."""
 
     reason: str
     usage: Usage = Usage()

@@ -312,6 +312,19 @@ async def test_a_stream_cut_before_done_still_finishes() -> None:
     assert await run(Server(body).provider()) == [TextDelta("Hi"), Finish("stop")]
 
 
+async def test_vllms_stop_reason_names_the_stop_string_that_ended_the_turn() -> None:
+    def ended(stop_reason: object) -> bytes:
+        last = {"index": 0, "delta": {}, "finish_reason": "stop", "stop_reason": stop_reason}
+        return sse(delta(content="1, 2, 3, 4"), {"choices": [last]})
+
+    asked = GenerationSettings(stop=(", 5,", "\n\n"))
+    finish = (await run(Server(ended(", 5,")).provider(), tools=[], settings=asked))[-1]
+    assert finish == Finish("stop", stop_sequence=", 5,")
+    for other in (None, 151645, "not one we sent"):  # EOS, a stop token id, a stranger
+        finish = (await run(Server(ended(other)).provider(), tools=[], settings=asked))[-1]
+        assert finish == Finish("stop")
+
+
 async def test_a_server_that_ignores_stream_true_is_understood() -> None:
     completion = {
         "choices": [{"index": 0, "finish_reason": "stop", "message": {"content": "Whole."}}],

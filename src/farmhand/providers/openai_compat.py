@@ -135,7 +135,7 @@ class OpenAICompatProvider:
                     raise ProviderError(
                         self._status_message(answer.status, answer.reason, await answer.body())
                     )
-                turn = _Turn(names, self.url)
+                turn = _Turn(names, self.url, settings.stop)
                 rescue = (
                     TextCalls(self.text_calls_family, tools, names, settings.parallel_tool_calls)
                     if self.text_calls_family and tools and settings.tool_choice.mode != "none"
@@ -306,9 +306,11 @@ class _PartialCall:
 class _Turn:
     """Accumulates one streamed turn: SSE lines in, neutral events out."""
 
-    def __init__(self, names: ToolNameMap, url: str) -> None:
+    def __init__(self, names: ToolNameMap, url: str, stops: Sequence[str] = ()) -> None:
         self.names = names
         self.url = url
+        self.stops = stops
+        self.stop_sequence: str | None = None
         self.calls: dict[int, _PartialCall] = {}
         self.emitted: set[int] = set()
         self.native: list[ToolCallEvent] = []  # the calls the server sent as tool_calls
@@ -364,6 +366,10 @@ class _Turn:
                 self._add_fragment(fragment, position if "message" in choice else None)
             if choice.get("finish_reason"):
                 self.reason = choice["finish_reason"]
+                # vLLM alone names the stop string that ended the turn (its own field);
+                # other servers say "stop" either way, and the turn's stop stays unknown.
+                if (matched := choice.get("stop_reason")) in self.stops:
+                    self.stop_sequence = matched
                 events.extend(self._flush())
         return events
 
@@ -403,7 +409,7 @@ class _Turn:
             )
         events = self._flush()
         reason = "tool_calls" if self.emitted else _REASONS.get(self.reason or "stop", "stop")
-        events.append(Finish(reason, self.usage))
+        events.append(Finish(reason, self.usage, self.stop_sequence if reason == "stop" else None))
         return events
 
 
