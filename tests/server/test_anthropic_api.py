@@ -557,7 +557,6 @@ IMAGE = {"type": "image", "source": {"type": "base64", "media_type": "image/png"
         (user(7), ["string or a list"]),
         (body(system=[{"type": "image"}]), ["image"]),
         (body(tools=[{"name": "x"}]), ["input_schema"]),
-        (body(tools=[{"type": "web_search_20250305", "name": "web_search"}]), ["hosted"]),
         (body(tool_choice="auto"), ["must be an object"]),
         (body(tool_choice={"type": "sometimes"}), ["sometimes"]),
         (body(tool_choice={"type": "any"}), ["needs `tools`"]),

@@ -8,7 +8,9 @@ What maps where:
     assistant text / tool_use / thinking blocks            the assistant turn, its calls,
                                                            its reasoning
     mcp_tool_use / mcp_tool_result (an earlier answer)     a call and its result, as history
-    tools (input_schema), tool_choice                      client tools, GenerationSettings
+    tools (input_schema; bash_*/text_editor_*), tool_choice client tools, GenerationSettings
+                                                           (server tools left out:
+                                                           `anthropic_tools`)
     mcp_servers (the MCP connector)                        servers through the request policy
     max_tokens (required), stop_sequences, temperature,
     top_p, top_k                                           GenerationSettings
@@ -23,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from farmhand.dialects.anthropic_content import conversation, system_messages
+from farmhand.dialects.anthropic_tools import read_tools
 from farmhand.dialects.fields import integer, number
 from farmhand.errors import ConfigError, RequestError
 from farmhand.providers.base import GenerationSettings
@@ -31,7 +34,7 @@ from farmhand.service.mcp_servers import parse_mcp_servers
 from farmhand.tools.choice import AUTO, ToolChoice
 from farmhand.tools.definition import ToolDefinition
 from farmhand.tools.formats import tool_choice_from_openai
-from farmhand.tools.formats.anthropic import tool_choice_from_anthropic, tools_from_anthropic
+from farmhand.tools.formats.anthropic import tool_choice_from_anthropic
 
 CONNECTOR_FIELDS = ("type", "url", "name", "authorization_token", "tool_configuration")
 
@@ -43,6 +46,8 @@ class AnthropicChat:
     chat: ChatRequest
     model: str
     stream: bool
+    ignored_tools: tuple[str, ...] = ()
+    """Server tools the request sent that farmhand cannot run (`anthropic_tools`)."""
 
 
 def parse_messages(body: dict[str, Any], *, counting: bool = False) -> AnthropicChat:
@@ -56,7 +61,8 @@ def parse_messages(body: dict[str, Any], *, counting: bool = False) -> Anthropic
     if not isinstance(stream, bool):
         raise RequestError("stream must be true or false", param="stream")
     stream = stream and not counting
-    tools = _tools(body.get("tools"))
+    read = read_tools(body.get("tools"))
+    tools = read.definitions
     choice, parallel = tool_choice(body.get("tool_choice"), tools)
     settings = GenerationSettings(
         temperature=number(body, "temperature", minimum=0, maximum=1),
@@ -80,7 +86,7 @@ def parse_messages(body: dict[str, Any], *, counting: bool = False) -> Anthropic
         mcp_servers=parse_mcp_servers(connector_servers(body.get("mcp_servers"))),
         allowed_tools=connector_allowed_tools(body.get("mcp_servers")),
     )
-    return AnthropicChat(chat=chat, model=model, stream=stream)
+    return AnthropicChat(chat=chat, model=model, stream=stream, ignored_tools=tuple(read.ignored))
 
 
 def tool_choice(value: object, tools: list[ToolDefinition]) -> tuple[ToolChoice, bool]:
@@ -181,33 +187,6 @@ def connector_allowed_tools(value: object) -> dict[str, frozenset[str]]:
             )
         allowed[str(item.get("name"))] = frozenset(names)
     return allowed
-
-
-def _tools(value: object) -> list[ToolDefinition]:
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise RequestError("tools must be a list of tools with input_schema", param="tools")
-    tools: list[ToolDefinition] = []
-    for i, tool in enumerate(value):
-        kind = tool.get("type") if isinstance(tool, dict) else None
-        if kind not in (None, "custom"):
-            raise RequestError(
-                f"tools[{i}] is Anthropic's hosted tool {kind!r}, which farmhand cannot run;"
-                " leave it out, or describe a tool of your own with input_schema",
-                param="tools",
-            )
-        try:
-            (converted,) = tools_from_anthropic([tool])
-        except ConfigError as exc:
-            raise RequestError(f"tools[{i}]: {exc}", param="tools") from None
-        tools.append(ToolDefinition.from_openai(converted))
-    seen: set[str] = set()
-    for tool_def in tools:
-        if tool_def.name in seen:
-            raise RequestError(f"tool name {tool_def.name!r} is used twice", param="tools")
-        seen.add(tool_def.name)
-    return tools
 
 
 def _max_tokens(value: object) -> int:

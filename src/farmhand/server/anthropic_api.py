@@ -19,6 +19,7 @@ from starlette.routing import BaseRoute, Route
 
 from farmhand.dialects.anthropic_request import AnthropicChat, parse_messages
 from farmhand.dialects.anthropic_response import MessageRenderer
+from farmhand.dialects.anthropic_tools import IGNORED_TOOLS_HEADER
 from farmhand.errors import FarmhandError
 from farmhand.server.errors import anthropic_body, api_error, error_response
 from farmhand.server.json_body import json_object
@@ -59,7 +60,13 @@ async def messages(request: Request) -> Response:
                 renderer.render(event)
     except FarmhandError as exc:
         return _error(exc)
-    return JSONResponse(renderer.message())
+    return JSONResponse(renderer.message(), headers=ignored_header(parsed))
+
+
+def ignored_header(parsed: AnthropicChat) -> dict[str, str]:
+    """Names the server tools the request sent that farmhand left out (Anthropic's body has
+    no place for it)."""
+    return {IGNORED_TOOLS_HEADER: ", ".join(parsed.ignored_tools)} if parsed.ignored_tools else {}
 
 
 def event_stream(state: ServiceState, parsed: AnthropicChat) -> EventStream:
@@ -81,6 +88,7 @@ def event_stream(state: ServiceState, parsed: AnthropicChat) -> EventStream:
         form="sse",
         error_response=_error,
         error_items=lambda exc: [SSEEvent("error", anthropic_body(api_error(exc)))],
+        headers=ignored_header(parsed),
     )
 
 

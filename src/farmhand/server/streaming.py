@@ -15,7 +15,7 @@ says how an error looks in its stream; `EventStream` does the rest, the same way
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from contextlib import aclosing, suppress
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -120,6 +120,7 @@ class EventStream(Response):
         error_items: ErrorItems,
         closing: Sequence[StreamItem] = (),
         on_disconnect: Callable[[], None] | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> None:
         super().__init__()
         self.items = items
@@ -128,6 +129,7 @@ class EventStream(Response):
         self.error_items = error_items
         self.closing = closing
         self.on_disconnect = on_disconnect
+        self.extra_headers = [(k.encode(), v.encode()) for k, v in (headers or {}).items()]
         self.disconnected = False
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -178,4 +180,5 @@ class EventStream(Response):
         headers = [(b"content-type", CONTENT_TYPES[self.form]), (b"cache-control", b"no-cache")]
         if self.form == "sse":
             headers.append((b"x-accel-buffering", b"no"))
+        headers += self.extra_headers
         await send({"type": "http.response.start", "status": 200, "headers": headers})
