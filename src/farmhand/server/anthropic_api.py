@@ -23,6 +23,7 @@ from farmhand.dialects.anthropic_tools import IGNORED_TOOLS_HEADER
 from farmhand.errors import FarmhandError
 from farmhand.server.errors import anthropic_body, api_error, error_response
 from farmhand.server.json_body import json_object
+from farmhand.server.route_state import service_state
 from farmhand.server.streaming import EventStream, SSEEvent, StreamItem
 from farmhand.service.chat import run_chat
 from farmhand.service.state import ServiceState
@@ -36,17 +37,12 @@ def routes() -> list[BaseRoute]:
     ]
 
 
-def _state(request: Request) -> ServiceState:
-    state: ServiceState = request.app.state.farmhand
-    return state
-
-
 def _error(exc: BaseException) -> Response:
     return error_response(exc, "anthropic")
 
 
 async def messages(request: Request) -> Response:
-    state = _state(request)
+    state = service_state(request)
     try:
         parsed = parse_messages(await json_object(request))
     except FarmhandError as exc:
@@ -93,7 +89,7 @@ def event_stream(state: ServiceState, parsed: AnthropicChat) -> EventStream:
 
 
 async def count_message_tokens(request: Request) -> Response:
-    state = _state(request)
+    state = service_state(request)
     try:
         parsed = parse_messages(await json_object(request), counting=True)
         tokens = await count_tokens(state, parsed.chat)

@@ -33,6 +33,7 @@ from farmhand.runtime.events import LoopFinished, ReasoningChunk, TextChunk
 from farmhand.server import ollama_generate_api, ollama_models_api
 from farmhand.server.errors import api_error, error_response
 from farmhand.server.json_body import json_body
+from farmhand.server.route_state import service_state
 from farmhand.server.streaming import EventStream, StreamItem
 from farmhand.service.chat import ChatRequest, run_chat
 from farmhand.service.generate import load
@@ -59,16 +60,11 @@ def routes() -> list[BaseRoute]:
     ]
 
 
-def _state(request: Request) -> ServiceState:
-    state: ServiceState = request.app.state.farmhand
-    return state
-
-
 # POST /api/chat
 
 
 async def chat(request: Request) -> Response:
-    state = _state(request)
+    state = service_state(request)
     try:
         body: ChatBody = parse_body(await json_body(request), ChatBody)
         if not body.messages and body.model:  # Ollama's "load the model" (or unload it)
@@ -239,7 +235,7 @@ def _ollama_calls(calls: Sequence[ToolCall]) -> list[dict[str, Any]]:
 
 
 async def list_tools(request: Request) -> Response:
-    state = _state(request)
+    state = service_state(request)
     try:
         found = await search_tools(state, model=request.query_params.get("model"))
     except Exception as exc:
@@ -250,7 +246,7 @@ async def list_tools(request: Request) -> Response:
 
 
 async def search_tools_route(request: Request) -> Response:
-    state = _state(request)
+    state = service_state(request)
     try:
         body: ToolSearchBody = parse_body(await json_body(request), ToolSearchBody)
         requested = parse_mcp_servers(body.mcp_servers)
@@ -267,7 +263,7 @@ async def search_tools_route(request: Request) -> Response:
 
 async def get_task(request: Request) -> Response:
     task_id = request.path_params["task_id"]
-    task = _state(request).task_store().get(task_id)
+    task = service_state(request).task_store().get(task_id)
     if task is None:
         return error_response(
             RequestError(f"task {task_id!r} not found; task ids come from /api/chat", status=404),

@@ -28,10 +28,10 @@ from farmhand.dialects.ollama_models import (
 )
 from farmhand.server.errors import api_error, error_response
 from farmhand.server.json_body import json_body
+from farmhand.server.route_state import service_state
 from farmhand.server.streaming import EventStream, StreamItem
 from farmhand.service import models, pull
 from farmhand.service.pull import PullStep
-from farmhand.service.state import ServiceState
 
 
 def routes() -> list[BaseRoute]:
@@ -45,14 +45,9 @@ def routes() -> list[BaseRoute]:
     ]
 
 
-def _state(request: Request) -> ServiceState:
-    state: ServiceState = request.app.state.farmhand
-    return state
-
-
 async def tags_route(request: Request) -> Response:
     try:
-        listed = await models.list_models(_state(request))
+        listed = await models.list_models(service_state(request))
     except Exception as exc:
         return error_response(exc, "ollama")
     return JSONResponse({"models": [tag(facts) for facts in listed]})
@@ -61,7 +56,7 @@ async def tags_route(request: Request) -> Response:
 async def show_route(request: Request) -> Response:
     try:
         body: ShowBody = parse_body(await json_body(request), ShowBody)
-        facts = await models.describe(_state(request), body.model_name())
+        facts = await models.describe(service_state(request), body.model_name())
         metadata = await models.verbose_metadata(facts) if body.verbose else None
     except Exception as exc:
         return error_response(exc, "ollama")
@@ -70,14 +65,14 @@ async def show_route(request: Request) -> Response:
 
 async def ps_route(request: Request) -> Response:
     try:
-        loaded = await models.running(_state(request))
+        loaded = await models.running(service_state(request))
     except Exception as exc:
         return error_response(exc, "ollama")
     return JSONResponse({"models": [running(model) for model in loaded]})
 
 
 async def embed_route(request: Request) -> Response:
-    state = _state(request)
+    state = service_state(request)
     try:
         body: EmbedBody = parse_body(await json_body(request), EmbedBody)
         name = body.model_name()
@@ -101,7 +96,7 @@ async def embed_route(request: Request) -> Response:
 async def embeddings_route(request: Request) -> Response:
     """The legacy endpoint: one prompt, one vector as the model gives it (not normalised);
     an empty prompt loads the model's embedding context and answers an empty vector."""
-    state = _state(request)
+    state = service_state(request)
     try:
         body: EmbeddingsBody = parse_body(await json_body(request), EmbeddingsBody)
         name = body.model_name()
@@ -115,7 +110,7 @@ async def embeddings_route(request: Request) -> Response:
 
 
 async def pull_route(request: Request) -> Response:
-    state = _state(request)
+    state = service_state(request)
     host = request.client.host if request.client else None
     try:
         body: PullBody = parse_body(await json_body(request), PullBody)

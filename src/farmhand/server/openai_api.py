@@ -18,6 +18,7 @@ from farmhand.dialects.openai_completion import ChunkRenderer, completion_body
 from farmhand.errors import FarmhandError, UnknownModelError
 from farmhand.server.errors import api_error, error_response, openai_body
 from farmhand.server.json_body import json_object
+from farmhand.server.route_state import service_state
 from farmhand.server.streaming import EventStream, StreamItem
 from farmhand.service.chat import complete_chat, run_chat
 from farmhand.service.state import ServiceState
@@ -33,20 +34,15 @@ def routes() -> list[BaseRoute]:
     ]
 
 
-def _state(request: Request) -> ServiceState:
-    state: ServiceState = request.app.state.farmhand
-    return state
-
-
 async def list_models(request: Request) -> Response:
-    names = _state(request).model_names()
+    names = service_state(request).model_names()
     # Anthropic's list fields beside OpenAI's: the anthropic SDK's models.list reads these.
     paging = {"has_more": False, "first_id": names[0], "last_id": names[-1]}
     return JSONResponse({"object": "list", "data": [_model(n) for n in names], **paging})
 
 
 async def get_model(request: Request) -> Response:
-    names = _state(request).model_names()
+    names = service_state(request).model_names()
     name = request.path_params["model"]
     if name not in names:
         known = ", ".join(names)
@@ -63,7 +59,7 @@ def _model(name: str) -> dict[str, Any]:
 
 
 async def chat_completions(request: Request) -> Response:
-    state = _state(request)
+    state = service_state(request)
     try:
         parsed = parse_chat(await json_object(request))
     except FarmhandError as exc:

@@ -28,8 +28,8 @@ from farmhand.errors import FarmhandError, RequestError
 from farmhand.server import openai_api
 from farmhand.server.errors import error_response
 from farmhand.server.json_body import json_object
+from farmhand.server.route_state import service_state
 from farmhand.service.projects import ProjectStore, state_for, store_for
-from farmhand.service.state import ServiceState
 
 PREFIX = "/v1/projects"
 
@@ -45,13 +45,8 @@ def routes() -> list[BaseRoute]:
     ]
 
 
-def _state(request: Request) -> ServiceState:
-    state: ServiceState = request.app.state.farmhand
-    return state
-
-
 def _store(request: Request) -> ProjectStore:
-    return store_for(_state(request))
+    return store_for(service_state(request))
 
 
 def _where(request: Request) -> tuple[str, str]:
@@ -115,7 +110,7 @@ async def delete_project(request: Request) -> Response:
 async def chat(request: Request) -> Response:
     try:
         project = _store(request).get(*_where(request))
-        state = state_for(_state(request), project)
+        state = state_for(service_state(request), project)
         body = await json_object(request)
         if not body.get("model"):
             body["model"] = state.model_config(None).name

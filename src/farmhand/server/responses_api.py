@@ -28,6 +28,7 @@ from farmhand.errors import FarmhandError, RequestError
 from farmhand.runtime.questions import AnswerError
 from farmhand.server.errors import api_error, error_response
 from farmhand.server.json_body import json_object
+from farmhand.server.route_state import service_state
 from farmhand.server.streaming import EventStream, SSEEvent, StreamItem
 from farmhand.service.mcp_chat import McpChatEvent, may_ask, run_mcp_chat
 from farmhand.service.parked import ChatEvent, RunningChat
@@ -45,11 +46,6 @@ def routes() -> list[BaseRoute]:
         Route("/v1/responses/{response_id}", delete_response, methods=["DELETE"]),
         Route("/v1/responses/{response_id}/input_items", input_items, methods=["GET"]),
     ]
-
-
-def _state(request: Request) -> ServiceState:
-    state: ServiceState = request.app.state.farmhand
-    return state
 
 
 class _Turn:
@@ -107,7 +103,7 @@ class _Turn:
 
 
 async def create_response(request: Request) -> Response:
-    state = _state(request)
+    state = service_state(request)
     try:
         turn = _Turn(state, parse_responses(await json_object(request)))
     except FarmhandError as exc:
@@ -178,7 +174,7 @@ def _stored(state: ServiceState, response_id: str | None, param: str) -> StoredR
 
 async def get_response(request: Request) -> Response:
     try:
-        stored = _stored(_state(request), request.path_params["response_id"], "response_id")
+        stored = _stored(service_state(request), request.path_params["response_id"], "response_id")
     except FarmhandError as exc:
         return error_response(exc)
     assert stored is not None
@@ -187,14 +183,14 @@ async def get_response(request: Request) -> Response:
 
 async def delete_response(request: Request) -> Response:
     response_id = request.path_params["response_id"]
-    if not _state(request).response_store().delete(response_id):
+    if not service_state(request).response_store().delete(response_id):
         return error_response(_missing(response_id, "response_id"))
     return JSONResponse({"id": response_id, "object": "response", "deleted": True})
 
 
 async def input_items(request: Request) -> Response:
     try:
-        stored = _stored(_state(request), request.path_params["response_id"], "response_id")
+        stored = _stored(service_state(request), request.path_params["response_id"], "response_id")
         order, limit = _listing(request)
     except FarmhandError as exc:
         return error_response(exc)
