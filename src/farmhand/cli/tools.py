@@ -23,10 +23,9 @@ from farmhand.config.models import McpServerConfig
 from farmhand.errors import ConfigError
 from farmhand.runtime.session import ServerToolsets, ToolSettings, tool_settings
 from farmhand.runtime.tool_paths import servers_for_path
-from farmhand.tools.definition import ToolDefinition
+from farmhand.tools.definition import SEPARATOR, ToolDefinition
 from farmhand.tools.schema import validate_arguments
 from farmhand.toolsets.mcp.discovery import DiscoveryToolset
-from farmhand.toolsets.wrappers import SEPARATOR
 
 T = TypeVar("T")
 

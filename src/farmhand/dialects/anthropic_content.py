@@ -9,11 +9,11 @@ from typing import Any
 
 from farmhand.errors import RequestError
 from farmhand.messages import Message, ToolCall
+from farmhand.tools.definition import SEPARATOR
 
 ROLES = ("user", "assistant", "system")
 UNSUPPORTED_BLOCKS = ("image", "document", "search_result", "container_upload")
 TEXT_BLOCK = '{"type": "text", "text": "..."}'
-SERVER_SEPARATOR = ":"  # farmhand names an MCP server's tools "server:tool"
 
 
 def system_messages(value: object) -> list[Message]:
@@ -162,5 +162,5 @@ def _tool_use(block: dict[str, Any], where: str) -> ToolCall:
         raise RequestError(f"{where}.input must be an object", param=where)
     server = block.get("server_name")
     if block["type"] == "mcp_tool_use" and isinstance(server, str) and server:
-        name = f"{server}{SERVER_SEPARATOR}{name}"  # farmhand's name for a server's tool
+        name = f"{server}{SEPARATOR}{name}"  # farmhand's name for a server's tool
     return ToolCall(name, arguments, call_id)

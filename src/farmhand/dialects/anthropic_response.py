@@ -27,7 +27,6 @@ import json
 import uuid
 from typing import Any
 
-from farmhand.dialects.anthropic_content import SERVER_SEPARATOR
 from farmhand.messages import ToolCall
 from farmhand.runtime.events import (
     LoopEvent,
@@ -40,6 +39,7 @@ from farmhand.runtime.events import (
     ToolCallWriting,
     TurnStarted,
 )
+from farmhand.tools.definition import SEPARATOR
 
 STOP_REASONS: dict[StopReason, str] = {
     "stop": "end_turn",
@@ -205,7 +205,7 @@ def tool_use(call_id: str, name: str, arguments: dict[str, Any]) -> dict[str, An
 
 
 def mcp_tool_use(call: ToolCall) -> dict[str, Any]:
-    server, separator, name = call.name.partition(SERVER_SEPARATOR)
+    server, separator, name = call.name.partition(SEPARATOR)
     if not separator:
         server, name = FARMHAND_SERVER, call.name
     return {

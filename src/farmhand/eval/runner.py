@@ -28,10 +28,9 @@ from farmhand.messages import (
     Usage,
 )
 from farmhand.providers.base import GenerationSettings, Provider
-from farmhand.tools.definition import ToolDefinition
+from farmhand.tools.definition import SEPARATOR, ToolDefinition
 from farmhand.toolsets.base import ToolOutput, Toolset
 from farmhand.toolsets.mcp.discovery import DISCOVER, DiscoveryToolset, ServerSource
-from farmhand.toolsets.wrappers import SEPARATOR
 
 MAX_DISCOVERY_TURNS = 3
 DEFAULT_MAX_TOKENS = 256

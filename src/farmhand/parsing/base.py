@@ -19,6 +19,7 @@ from farmhand.messages import (
 )
 from farmhand.parsing.scan import WHITESPACE, JsonScanner, feed_until, find_near, held_prefix
 from farmhand.parsing.thinking import ThinkingSplitter
+from farmhand.tools.definition import SEPARATOR
 
 ReasoningFormat = Literal["none", "auto", "deepseek"]
 _SLICE = 2048
@@ -516,4 +517,4 @@ def call_from_object(obj: Any) -> ToolCall | None:
 
 def is_known_tool(name: str, known_names: Collection[str]) -> bool:
     """True if `name` is a tool, or a tool's name without its `server:` prefix."""
-    return name in known_names or any(k.endswith(":" + name) for k in known_names)
+    return name in known_names or any(k.endswith(SEPARATOR + name) for k in known_names)

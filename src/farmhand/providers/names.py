@@ -12,6 +12,8 @@ import hashlib
 import re
 from collections.abc import Iterable
 
+from farmhand.tools.definition import SEPARATOR
+
 MAX_LENGTH = 64
 _SAFE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 _FORBIDDEN = re.compile(r"[^a-zA-Z0-9_-]")
@@ -24,7 +26,7 @@ def is_safe(name: str) -> bool:
 
 def sanitize(name: str) -> str:
     """`server:tool` -> `server__tool`; any other forbidden character -> `_` (no length cut)."""
-    return _FORBIDDEN.sub("_", name.replace(":", "__"))
+    return _FORBIDDEN.sub("_", name.replace(SEPARATOR, "__"))
 
 
 def _hashed(name: str, base: str, digits: int) -> str:

@@ -8,10 +8,9 @@ from typing import NamedTuple
 
 from farmhand.errors import ToolError
 from farmhand.messages import Message, ToolCall, ToolResult
-from farmhand.tools.definition import ToolDefinition
+from farmhand.tools.definition import SEPARATOR, ToolDefinition
 from farmhand.tools.schema import normalize_schema, validate_arguments
 from farmhand.toolsets.base import ConversationAware, Toolset
-from farmhand.toolsets.wrappers import SEPARATOR
 
 
 class Outcome(NamedTuple):

@@ -23,11 +23,10 @@ from farmhand.runtime.executor import Outcome
 from farmhand.runtime.session import tool_settings
 from farmhand.service.chat import ChatServers, admit_servers, server_toolsets
 from farmhand.service.state import ServiceState
-from farmhand.tools.definition import ToolDefinition
+from farmhand.tools.definition import SEPARATOR, ToolDefinition
 from farmhand.toolsets.base import Toolset
 from farmhand.toolsets.mcp.elicitation import Asker
 from farmhand.toolsets.mcp.policy import ServerRequest
-from farmhand.toolsets.wrappers import SEPARATOR
 
 
 @dataclass(frozen=True)

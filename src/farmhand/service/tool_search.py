@@ -15,10 +15,9 @@ from farmhand.config.models import McpServerConfig
 from farmhand.runtime.session import ToolSettings
 from farmhand.service.chat import admit_servers, server_toolsets
 from farmhand.service.state import ServiceState
-from farmhand.tools.definition import ToolDefinition
+from farmhand.tools.definition import SEPARATOR, ToolDefinition
 from farmhand.toolsets.mcp.discovery import DiscoveryToolset
 from farmhand.toolsets.mcp.policy import ServerRequest
-from farmhand.toolsets.wrappers import SEPARATOR
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,10 @@ from typing import Any
 
 EMPTY_OBJECT_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
 
+SEPARATOR = ":"
+"""Between a tool's source and its own name: farmhand calls an MCP server's tool
+`server:tool` (providers that refuse ":" in names get their own spelling)."""
+
 
 @dataclass(frozen=True)
 class ToolDefinition:

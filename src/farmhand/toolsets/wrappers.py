@@ -11,10 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from farmhand.paths import farmhand_home
-from farmhand.tools.definition import ToolDefinition
+from farmhand.tools.definition import SEPARATOR, ToolDefinition
 from farmhand.toolsets.base import ToolOutput, Toolset
-
-SEPARATOR = ":"
 
 
 class PrefixedToolset:

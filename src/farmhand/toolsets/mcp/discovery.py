@@ -22,9 +22,8 @@ from anyio.abc import TaskGroup
 
 from farmhand.errors import ToolError, ToolServerError
 from farmhand.messages import Message
-from farmhand.tools.definition import ToolDefinition
+from farmhand.tools.definition import SEPARATOR, ToolDefinition
 from farmhand.toolsets.base import ToolOutput, Toolset
-from farmhand.toolsets.wrappers import SEPARATOR
 
 DISCOVER = "mcp_discover"
 DISCOVER_TOOL = ToolDefinition(
