@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from farmhand.config.models import ModelConfig
+from farmhand.config.models import McpServerConfig, ModelConfig
+from farmhand.errors import ConfigError, FarmhandError
 from farmhand.messages import ToolCall
 from farmhand.providers.scripted import ScriptedProvider, Step
 from farmhand.runtime.loop import run_to_completion
@@ -40,7 +41,7 @@ async def test_jit_session_discovers_lists_and_caps_the_result(folder: Path) -> 
         ]
     )
     session = ChatSession(
-        provider=provider,
+        load_provider=lambda: provider,
         servers=[filesystem_server(folder)],
         model=MODEL,
         folder_servers=frozenset({"filesystem"}),
@@ -67,7 +68,7 @@ async def test_jit_session_discovers_lists_and_caps_the_result(folder: Path) -> 
 async def test_eager_session_offers_every_read_only_tool_up_front(folder: Path) -> None:
     provider = ScriptedProvider([Step.text("hi")])
     session = ChatSession(
-        provider=provider,
+        load_provider=lambda: provider,
         servers=[filesystem_server(folder)],
         model=MODEL,
         folder_servers=frozenset({"filesystem"}),
@@ -89,7 +90,7 @@ async def test_a_git_folder_gives_the_model_read_only_git_tools_too(
     found = servers_for_path(tmp_path)
     assert found.folder_servers == {"filesystem", "git"}
     session = ChatSession(
-        provider=ScriptedProvider([]),
+        load_provider=lambda: ScriptedProvider([]),
         servers=found.servers,
         model=MODEL,
         folder_servers=found.folder_servers,
@@ -98,3 +99,38 @@ async def test_a_git_folder_gives_the_model_read_only_git_tools_too(
         names = {t.name for t in await session.router.list_tools()}
     assert {"git:git_status", "git:git_log", "filesystem:list_directory"} <= names
     assert not {"git:git_commit", "git:git_reset", "filesystem:write_file"} & names
+
+
+class ClosingProvider(ScriptedProvider):
+    """A provider that notes being closed."""
+
+    closed = False
+
+    async def aclose(self) -> None:
+        self.closed = True
+
+
+async def test_the_model_loads_while_the_servers_start_and_a_failure_closes_both(
+    folder: Path,
+) -> None:
+    started: list[bool] = []
+
+    def load() -> ScriptedProvider:
+        # Runs in a worker thread while the filesystem server starts; fails like a model
+        # file that cannot be read.
+        started.append(True)
+        raise ConfigError("model file is not a GGUF")
+
+    session = ChatSession(load_provider=load, servers=[filesystem_server(folder)], model=MODEL)
+    with pytest.raises(ConfigError, match="not a GGUF"):  # itself, not an exception group
+        async with session:
+            pass
+    assert started == [True]
+
+    provider = ClosingProvider([])
+    broken = McpServerConfig(name="broken", command="/nonexistent/server")
+    session = ChatSession(load_provider=lambda: provider, servers=[broken], model=MODEL)
+    with pytest.raises(FarmhandError, match="command not found"):
+        async with session:
+            pass
+    assert provider.closed  # the model that loaded meanwhile is let go

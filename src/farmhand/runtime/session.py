@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import anyio
 
 from farmhand.config.models import FarmhandConfig, McpServerConfig, ModelConfig
 from farmhand.errors import UnknownToolError
@@ -168,11 +170,13 @@ def resolve_tool_choice(
 class ChatSession:
     """A provider, connected toolsets and the opening messages for one model.
 
-    Use as `async with`: MCP servers start on entry (with JIT discovery, at first use) and
-    are stopped (with their child processes) on exit.
+    Use as `async with`: the provider is built (`load_provider`, in a worker thread) while
+    the MCP servers start (with JIT discovery, at first use), since loading a model and
+    starting a Node server are the two slowest steps of a CLI run and need nothing from
+    each other; the servers are stopped (with their child processes) on exit.
     """
 
-    provider: Provider
+    load_provider: Callable[[], Provider]
     servers: Sequence[McpServerConfig]
     model: ModelConfig
     system_prompt: str | None = None
@@ -188,17 +192,45 @@ class ChatSession:
     # Who answers the servers' questions and approvals (the terminal in chat and run).
     asker: Asker | None = None
     router: ToolRouter = field(init=False)
+    _provider: Provider | None = field(init=False, default=None)
     _stack: AsyncExitStack = field(init=False, default_factory=AsyncExitStack)
+
+    @property
+    def provider(self) -> Provider:
+        if self._provider is None:
+            raise RuntimeError("the session is not open yet: use `async with session`")
+        return self._provider
 
     async def __aenter__(self) -> ChatSession:
         settings = self.tools or ToolSettings(tool_timeout=self.tool_timeout)
         opener = ServerToolsets(settings, self.folder_servers, asker=self.asker)
         client_tools = [*self.model.tool_definitions(), *self.client_tools]
+        loaded: list[Provider] = []
+        errors: list[Exception] = []  # raised as they are, not as an exception group
+        done = anyio.Event()
+
+        async def load() -> None:
+            try:
+                loaded.append(await anyio.to_thread.run_sync(self.load_provider))
+            except Exception as exc:
+                errors.append(exc)
+            finally:
+                done.set()
+
         try:
+            # The group is entered first, so the servers' own scopes nest inside it.
+            group = await self._stack.enter_async_context(anyio.create_task_group())
+            group.start_soon(load)
             self.router = await open_router(self._stack, opener, self.servers, client_tools)
+            await done.wait()
+            if errors:
+                raise errors[0]
         except BaseException:
             await self._stack.aclose()
+            for provider in loaded:
+                await provider.aclose()
             raise
+        self._provider = loaded[0]
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
@@ -236,10 +268,11 @@ def session_for(
 ) -> ChatSession:
     """The session for `model_name`; `load` and `progress` as in `provider_for`."""
     model = config.model(model_name)
-    provider = provider_for(model, model_path=model_path, load=load, progress=progress)
     prompt = "\n\n".join(p for p in (config.system_prompt(model), extra_system) if p) or None
     return ChatSession(
-        provider=provider,
+        load_provider=lambda: provider_for(
+            model, model_path=model_path, load=load, progress=progress
+        ),
         servers=[*config.servers_for(model), *extra_servers, *folder_servers],
         folder_servers=frozenset(s.name for s in folder_servers),
         model=model,
