@@ -125,13 +125,14 @@ def _farmhand_job(question: str, seed: int, temperature: float | None) -> dict[s
         config, None, folder_servers=[filesystem_server(Path("examples"))], progress=False
     )
     settings = GenerationSettings(temperature=temperature, seed=seed)
-    provider: Any = session.provider
     turns: list[dict[str, Any]] = []
 
     class Recording:
         """The provider, noting each turn's messages, tools and completion length."""
 
-        name = provider.name
+        def __init__(self, provider: Any) -> None:
+            self.provider = provider
+            self.name = provider.name
 
         async def stream(self, messages: Any, tools: Any, turn_settings: Any) -> Any:
             offered = [] if turn_settings.tool_choice == "none" else tools
@@ -141,18 +142,19 @@ def _farmhand_job(question: str, seed: int, temperature: float | None) -> dict[s
                 "completion_tokens": 0,
             }
             turns.append(turn)
-            async for event in provider.stream(messages, tools, turn_settings):
+            async for event in self.provider.stream(messages, tools, turn_settings):
                 if isinstance(event, Finish):
                     turn["completion_tokens"] = event.usage.completion_tokens
                 yield event
 
         async def aclose(self) -> None:
-            await provider.aclose()
+            await self.provider.aclose()
 
     async def job() -> dict[str, Any]:
-        async with session:
+        async with session:  # the model loads here, as in the CLI, while the server starts
+            provider: Any = session.provider
             result = await run_to_completion(
-                Recording(),
+                Recording(provider),
                 session.opening(question),
                 session.router,
                 settings,
