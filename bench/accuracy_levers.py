@@ -15,7 +15,9 @@ prompt); gate (`providers/call_gate.py`: call only if the first tokens that star
 weigh >= 0.5 in all, >= 0.9 after a tool result); lazy (the tool grammar, triggered at the
 call tag); prompt (the prompt-based strategy); answer (after successful results, the
 question and results as one plain message: `guidance.answer_turn`); another (after a call,
-push on to another when P(not ending) >= 0.05); default (what the provider ships).
+push on to another when P(not ending) >= 0.05); firstgate (another, plus the gate at
+P(call) >= 0.8 on a conversation's first question only); longpush (another, with the end
+banned for six tokens instead of two); default (what the provider ships).
 
 Run: .venv/bin/python bench/accuracy_levers.py [SUITE] [--variants a,b] [--limit N]
      [--category C] [--json FILE]         SUITE: builtin (default), bfcl:slice, a JSONL file
@@ -47,6 +49,11 @@ from farmhand.providers.prompt_based import PromptBasedProvider
 
 GATE = GateThresholds(call=0.5, after_result=0.9)
 ANOTHER = GateThresholds(call=None, after_result=None, another=0.05)
+# The shipped push-on, plus a first-token gate for a conversation's first question only,
+# its threshold read off P(call) per BFCL item (bench/README.md, issue 16).
+FIRST_GATE = GateThresholds(call=0.8, after_result=None, another=0.05, first_question_only=True)
+# The shipped push-on, the end of the turn banned for six tokens instead of two.
+LONG_PUSH = GateThresholds(call=None, after_result=None, another=0.05, push_tokens=6)
 Builder = Callable[[Any], Provider]
 VARIANTS: dict[str, Builder] = {
     "baseline": lambda llama: LlamaCppProvider(llama, call_gate=None, answer_after_results=False),
@@ -62,6 +69,8 @@ VARIANTS: dict[str, Builder] = {
     ),
     "answer": lambda llama: LlamaCppProvider(llama, call_gate=None, answer_after_results=True),
     "another": lambda llama: LlamaCppProvider(llama, call_gate=ANOTHER, answer_after_results=False),
+    "firstgate": lambda llama: LlamaCppProvider(llama, call_gate=FIRST_GATE),
+    "longpush": lambda llama: LlamaCppProvider(llama, call_gate=LONG_PUSH),
     "default": lambda llama: LlamaCppProvider(llama),  # what the provider ships
 }
 

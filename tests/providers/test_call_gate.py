@@ -86,3 +86,20 @@ def test_after_a_call_a_sure_end_is_left_alone() -> None:
     sure = logits(w0=0.95)
     gate([1], sure)
     assert np.isfinite(sure[PIECES.index("w0")])
+
+
+def test_first_question_only_leaves_a_later_question_to_the_model() -> None:
+    thresholds = GateThresholds(call=0.8, after_result=None, first_question_only=True)
+    first = turn_gate(Vocabulary(), thresholds, after_result=False)
+    first([], logits(Hello=0.3, brace=0.7))
+    assert first.answering  # P(call) 0.7 < 0.8 on a conversation's first question
+    later = turn_gate(Vocabulary(), thresholds, after_result=False, later_question=True)
+    values = logits(Hello=0.3, brace=0.7)
+    untouched = values.copy()
+    later([], values)
+    assert not later.answering and np.array_equal(values, untouched)
+    # Without first_question_only, `call` applies to every question, as before.
+    every = GateThresholds(call=0.8, after_result=None)
+    again = turn_gate(Vocabulary(), every, after_result=False, later_question=True)
+    again([], logits(Hello=0.3, brace=0.7))
+    assert again.answering

@@ -7,7 +7,8 @@ small models write calls as bare or fenced JSON as often as in tags) and decides
 
 - calling needs P(call) >= `call`, or `after_result` when the last message is a tool result
   (answer from the results unless the model is sure it needs more); then the first token
-  is one of the call starts (most likely first);
+  is one of the call starts (most likely first); with `first_question_only`, `call` is
+  used only for a conversation's first question and later ones are left to the model;
 - otherwise the turn answers: the call starts (except the fence, which also opens code) are
   banned at the first token, and `TurnGate.answering` tells the provider to read the turn
   as text, not calls;
@@ -44,6 +45,9 @@ class GateThresholds:
     # After a complete call: go on to another if P(not ending the turn) >= this (1: never).
     another: float = 1.0
     push_tokens: int = 2  # how many tokens the end stays banned for
+    # `call` only for a conversation's first question; later ones are left to the model
+    # (measured: in a conversation the model's P(call) runs lower, and a gate cost it calls).
+    first_question_only: bool = False
 
 
 @dataclass
@@ -106,8 +110,13 @@ class TurnGate:
         return next((s for s in CALL_STARTS if stripped.startswith(s)), None)
 
 
-def turn_gate(llama: Any, thresholds: GateThresholds, *, after_result: bool) -> TurnGate:
+def turn_gate(
+    llama: Any, thresholds: GateThresholds, *, after_result: bool, later_question: bool = False
+) -> TurnGate:
+    """The gate for a turn; `later_question`: the question follows earlier assistant turns."""
     limit = thresholds.after_result if after_result else thresholds.call
+    if later_question and not after_result and thresholds.first_question_only:
+        limit = None
     return TurnGate(llama, limit, thresholds)
 
 

@@ -288,7 +288,12 @@ class LlamaCppProvider:
             await self._prepare_head(messages, offered, prompt_tokens)
             gate: TurnGate | None = None
             if self.call_gate and callable_tools and settings.tool_choice.mode == "auto":
-                gate = turn_gate(self.llama, self.call_gate, after_result=_after_result(messages))
+                gate = turn_gate(
+                    self.llama,
+                    self.call_gate,
+                    after_result=_after_result(messages),
+                    later_question=any(m.role == "assistant" for m in messages),
+                )
                 gate.end_tokens = self._end_tokens
             sampling = self._sampling(settings, spec, gate)
             stops = StopStrings(settings.stop)
