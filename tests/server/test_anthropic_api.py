@@ -4,7 +4,7 @@ scripted model turns; farmhand's own /mcp over streamable HTTP as the MCP connec
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -98,19 +98,10 @@ def start(
     return LiveServer(app), relay
 
 
-@pytest.fixture(scope="module")
-def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LiveServer, Relay]]:
-    server, relay = start(tmp_path_factory.mktemp("home"))
-    with server:
-        yield server, relay
-
-
 @pytest.fixture
-def farm(shared: tuple[LiveServer, Relay]) -> Iterator[Farm]:
-    server, relay = shared
-    relay.script = ScriptedProvider()
-    yield Farm(server, relay)
-    relay.script.assert_done()
+def farm(anthropic_farm: Farm) -> Farm:
+    """conftest's Anthropic farm, under the name this module's tests use."""
+    return anthropic_farm
 
 
 # Replies

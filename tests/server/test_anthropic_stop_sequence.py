@@ -4,50 +4,30 @@ ended names it, whole and streamed (`message_delta`); a turn without one is end_
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-import pytest
-from tests.server.live import LiveServer
-from tests.server.test_anthropic_api import Farm, Relay, start
+from tests.server.test_anthropic_api import Farm
 
 from farmhand.messages import Finish, StreamEvent, TextDelta, Usage
-from farmhand.providers.scripted import ScriptedProvider
 
 STOPS = ["\n\nHuman:", "END"]
-
-
-@pytest.fixture(scope="module")
-def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LiveServer, Relay]]:
-    server, relay = start(tmp_path_factory.mktemp("home"))
-    with server:
-        yield server, relay
-
-
-@pytest.fixture
-def farm(shared: tuple[LiveServer, Relay]) -> Iterator[Farm]:
-    server, relay = shared
-    relay.script = ScriptedProvider()
-    yield Farm(server, relay)
-    relay.script.assert_done()
 
 
 def stopped_at(stop: str | None) -> list[StreamEvent]:
     return [TextDelta("Four."), Finish("stop", Usage(5, 2), stop_sequence=stop)]
 
 
-def test_the_stop_sequence_that_ended_the_turn_is_named(farm: Farm) -> None:
-    farm.script.add(stopped_at("END"), stopped_at(None))
-    stopped = farm.ask(stop_sequences=STOPS)
+def test_the_stop_sequence_that_ended_the_turn_is_named(anthropic_farm: Farm) -> None:
+    anthropic_farm.script.add(stopped_at("END"), stopped_at(None))
+    stopped = anthropic_farm.ask(stop_sequences=STOPS)
     assert (stopped.stop_reason, stopped.stop_sequence) == ("stop_sequence", "END")
     assert [(b.type, b.text) for b in stopped.content] == [("text", "Four.")]
-    assert farm.script.requests[0].settings.stop == tuple(STOPS)
-    ended = farm.ask(stop_sequences=STOPS)
+    assert anthropic_farm.script.requests[0].settings.stop == tuple(STOPS)
+    ended = anthropic_farm.ask(stop_sequences=STOPS)
     assert (ended.stop_reason, ended.stop_sequence) == ("end_turn", None)
 
 
-def test_a_streamed_reply_names_it_in_message_delta(farm: Farm) -> None:
-    farm.script.add(stopped_at("\n\nHuman:"))
-    with farm.client.messages.stream(
+def test_a_streamed_reply_names_it_in_message_delta(anthropic_farm: Farm) -> None:
+    anthropic_farm.script.add(stopped_at("\n\nHuman:"))
+    with anthropic_farm.client.messages.stream(
         model="farm",
         max_tokens=100,
         messages=[{"role": "user", "content": "2+2?"}],

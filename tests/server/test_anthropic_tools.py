@@ -5,15 +5,11 @@ cannot run are left out, named in the `x-farmhand-ignored-tools` header, never a
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
-import pytest
-from tests.server.test_anthropic_api import USER, Farm, start
+from tests.server.test_anthropic_api import USER, Farm
 
 from farmhand.dialects.anthropic_tools import IGNORED_TOOLS_HEADER
 from farmhand.messages import ToolCall
-from farmhand.providers.scripted import ScriptedProvider, Step
+from farmhand.providers.scripted import Step
 
 BASH = {"type": "bash_20250124", "name": "bash"}
 EDITOR = {"type": "text_editor_20250728", "name": "str_replace_based_edit_tool"}
@@ -21,21 +17,14 @@ WEB_SEARCH = {"type": "web_search_20250305", "name": "web_search", "max_uses": 3
 WEATHER = {"name": "weather", "input_schema": {"type": "object", "properties": {}}}
 
 
-@pytest.fixture
-def farm(tmp_path: Path) -> Iterator[Farm]:
-    server, relay = start(tmp_path)
-    with server:
-        relay.script = ScriptedProvider()
-        yield Farm(server, relay)
-        relay.script.assert_done()
-
-
-def test_bash_and_the_text_editor_are_offered_with_anthropics_input_shape(farm: Farm) -> None:
-    farm.script.add(Step.calls(ToolCall("bash", {"command": "ls"})))
-    reply = farm.ask(tools=[BASH, EDITOR])
+def test_bash_and_the_text_editor_are_offered_with_anthropics_input_shape(
+    anthropic_farm: Farm,
+) -> None:
+    anthropic_farm.script.add(Step.calls(ToolCall("bash", {"command": "ls"})))
+    reply = anthropic_farm.ask(tools=[BASH, EDITOR])
     [use] = [block for block in reply.content if block.type == "tool_use"]
     assert (use.name, use.input, reply.stop_reason) == ("bash", {"command": "ls"}, "tool_use")
-    offered = {tool.name: tool.parameters for tool in farm.script.requests[0].tools}
+    offered = {tool.name: tool.parameters for tool in anthropic_farm.script.requests[0].tools}
     assert set(offered) == {"bash", "str_replace_based_edit_tool"}
     assert offered["bash"]["properties"]["command"]["type"] == "string"
     editor = offered["str_replace_based_edit_tool"]
@@ -43,23 +32,23 @@ def test_bash_and_the_text_editor_are_offered_with_anthropics_input_shape(farm: 
     assert editor["properties"]["command"]["enum"] == ["view", "create", "str_replace", "insert"]
 
 
-def test_server_tools_are_left_out_and_named_in_a_header(farm: Farm) -> None:
-    farm.script.add(Step.text("Sunny."), Step.text("Sunny."))
-    raw = farm.client.messages.with_raw_response.create(
+def test_server_tools_are_left_out_and_named_in_a_header(anthropic_farm: Farm) -> None:
+    anthropic_farm.script.add(Step.text("Sunny."), Step.text("Sunny."))
+    raw = anthropic_farm.client.messages.with_raw_response.create(
         model="farm", max_tokens=50, messages=USER, tools=[WEB_SEARCH, WEATHER]
     )
     assert raw.headers[IGNORED_TOOLS_HEADER] == "web_search"
     assert raw.parse().content[0].text == "Sunny."
-    assert [tool.name for tool in farm.script.requests[0].tools] == ["weather"]
-    with farm.client.messages.with_streaming_response.create(
+    assert [tool.name for tool in anthropic_farm.script.requests[0].tools] == ["weather"]
+    with anthropic_farm.client.messages.with_streaming_response.create(
         model="farm", max_tokens=50, messages=USER, tools=[WEB_SEARCH], stream=True
     ) as streamed:
         assert streamed.headers[IGNORED_TOOLS_HEADER] == "web_search"
         assert "Sunny." in streamed.read().decode()
 
 
-def test_an_anthropic_defined_tool_without_its_name_is_400(farm: Farm) -> None:
-    response = farm.http.post(
+def test_an_anthropic_defined_tool_without_its_name_is_400(anthropic_farm: Farm) -> None:
+    response = anthropic_farm.http.post(
         "/v1/messages",
         json={
             "model": "farm",

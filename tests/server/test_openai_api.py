@@ -91,18 +91,11 @@ def start(
 
 @pytest.fixture(scope="module")
 def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LiveServer, Relay]]:
-    """One server for the module (the pantry MCP server stays connected in its pool)."""
+    """One server for the module (the pantry MCP server stays connected in its pool);
+    conftest's `farm` plays each test's script on it."""
     server, relay = start(tmp_path_factory.mktemp("home"))
     with server:
         yield server, relay
-
-
-@pytest.fixture
-def farm(shared: tuple[LiveServer, Relay]) -> Iterator[Farm]:
-    server, relay = shared
-    relay.script = ScriptedProvider()
-    yield Farm(server, relay.script)
-    relay.script.assert_done()
 
 
 def ask(farm: Farm, text: str = "hello", **extra: Any) -> Any:

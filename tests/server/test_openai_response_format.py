@@ -7,35 +7,18 @@ BadRequestError naming the field."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 
 import openai
 import pytest
 from pydantic import BaseModel
-from tests.server.live import LiveServer, scripted_config
-from tests.server.test_openai_api import Farm, Relay, start
+from tests.server.test_openai_api import Farm
 
-from farmhand.providers.scripted import ScriptedProvider, Step
+from farmhand.providers.scripted import Step
 
 
 class Animal(BaseModel):
     animal: str
     legs: int
-
-
-@pytest.fixture(scope="module")
-def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LiveServer, Relay]]:
-    server, relay = start(tmp_path_factory.mktemp("home"), scripted_config())
-    with server:
-        yield server, relay
-
-
-@pytest.fixture
-def farm(shared: tuple[LiveServer, Relay]) -> Iterator[Farm]:
-    server, relay = shared
-    relay.script = ScriptedProvider()
-    yield Farm(server, relay.script)
-    relay.script.assert_done()
 
 
 def test_parse_sends_the_schema_and_reads_the_answer_into_its_type(farm: Farm) -> None:

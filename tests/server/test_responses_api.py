@@ -4,20 +4,17 @@ model turns; `responses.create`, `responses.stream`, stored responses and their 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-import httpx
 import openai
 import pytest
-from openai import OpenAI
-from tests.server.live import LiveServer, scripted_config
-from tests.server.test_openai_api import Relay, start
+from tests.server.test_openai_api import Farm
 
 from farmhand.errors import ProviderError
 from farmhand.messages import Message, StreamEvent, ToolCall, Usage
 from farmhand.parsing.registry import parser_for
-from farmhand.providers.scripted import ScriptedProvider, Step
+from farmhand.providers.scripted import Step
 from farmhand.tools.choice import ToolChoice
 from farmhand.tools.definition import ToolDefinition
 
@@ -32,28 +29,6 @@ WEATHER = {
     },
     "strict": True,
 }
-
-
-class Farm:
-    def __init__(self, server: LiveServer, script: ScriptedProvider) -> None:
-        self.script = script
-        self.client = OpenAI(base_url=f"{server.url}/v1", api_key="unused", max_retries=0)
-        self.http = httpx.Client(base_url=server.url, timeout=30)
-
-
-@pytest.fixture(scope="module")
-def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LiveServer, Relay]]:
-    server, relay = start(tmp_path_factory.mktemp("home"), scripted_config())
-    with server:
-        yield server, relay
-
-
-@pytest.fixture
-def farm(shared: tuple[LiveServer, Relay]) -> Iterator[Farm]:
-    server, relay = shared
-    relay.script = ScriptedProvider()
-    yield Farm(server, relay.script)
-    relay.script.assert_done()
 
 
 def written(text: str, tools: Sequence[str]) -> Step:

@@ -6,16 +6,14 @@ model: the model is offered a function of one `input` string, its call comes bac
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-import pytest
-from tests.server.live import LiveServer, scripted_config
-from tests.server.test_openai_api import Relay, start
-from tests.server.test_responses_api import Farm, written
+from tests.server.test_openai_api import Farm
+from tests.server.test_responses_api import written
 
 from farmhand.messages import Message, ToolCall
-from farmhand.providers.scripted import ScriptedProvider, Step
+from farmhand.providers.scripted import Step
 from farmhand.tools.choice import ToolChoice
 from farmhand.tools.definition import ToolDefinition
 
@@ -30,21 +28,6 @@ APPLY_PATCH: Any = {
         "definition": 'start: begin_patch hunk+ end_patch\nbegin_patch: "*** Begin Patch" LF',
     },
 }
-
-
-@pytest.fixture(scope="module")
-def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LiveServer, Relay]]:
-    server, relay = start(tmp_path_factory.mktemp("home"), scripted_config())
-    with server:
-        yield server, relay
-
-
-@pytest.fixture
-def farm(shared: tuple[LiveServer, Relay]) -> Iterator[Farm]:
-    server, relay = shared
-    relay.script = ScriptedProvider()
-    yield Farm(server, relay.script)
-    relay.script.assert_done()
 
 
 def test_a_custom_tool_call_round_trip_through_custom_tool_call_output(farm: Farm) -> None:

@@ -6,38 +6,22 @@ into its type; an item_reference is the stored item it names, or a 400 naming it
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
 import openai
 import pytest
 from pydantic import BaseModel
-from tests.server.live import LiveServer, scripted_config
-from tests.server.test_openai_api import Relay, start
-from tests.server.test_responses_api import WEATHER, Farm
+from tests.server.test_openai_api import Farm
+from tests.server.test_responses_api import WEATHER
 
 from farmhand.messages import Message, ToolCall
-from farmhand.providers.scripted import ScriptedProvider, Step
+from farmhand.providers.scripted import Step
 from farmhand.tools.definition import ToolDefinition
 
 
 class Animal(BaseModel):
     animal: str
     legs: int
-
-
-@pytest.fixture(scope="module")
-def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LiveServer, Relay]]:
-    server, relay = start(tmp_path_factory.mktemp("home"), scripted_config())
-    with server:
-        yield server, relay
-
-
-@pytest.fixture
-def farm(shared: tuple[LiveServer, Relay]) -> Iterator[Farm]:
-    server, relay = shared
-    relay.script = ScriptedProvider()
-    yield Farm(server, relay.script)
-    relay.script.assert_done()
 
 
 def test_a_json_schema_format_shapes_the_answer_and_parse_reads_it(farm: Farm) -> None:
