@@ -43,6 +43,8 @@ from farmhand.errors import RequestError
 from farmhand.messages import Message, ToolCall
 from farmhand.service.chat import ChatRequest
 from farmhand.service.mcp_chat import DENIED, Approval
+from farmhand.service.mcp_tools import split_name
+from farmhand.tools.definition import SEPARATOR
 from farmhand.tools.formats import preview
 
 TEXT_PARTS = ("input_text", "output_text", "text", "summary_text", "reasoning_text")
@@ -204,7 +206,7 @@ def _with_arguments(name: str, call_id: str, raw: object, where: str) -> ToolCal
 
 def _mcp_tool_call(item: dict[str, Any], where: str, call_id: str) -> ToolCall:
     label = _string(item, "server_label", where)
-    name = f"{label}:{_string(item, 'name', where)}"
+    name = f"{label}{SEPARATOR}{_string(item, 'name', where)}"
     return _with_arguments(name, call_id, item.get("arguments"), where)
 
 
@@ -254,7 +256,7 @@ def _approval(reader: _Reader, item: dict[str, Any], where: str, *, new: bool) -
     if not isinstance(approve, bool):
         raise RequestError(f"{where}.approve must be true or false", param="input")
     reason = item.get("reason") if isinstance(item.get("reason"), str) else ""
-    label = call.name.partition(":")[0]
+    label, _ = split_name(call.name)
     if new and label not in {t.label for t in reader.parsed.tools.mcp}:
         raise RequestError(
             f"{where} answers a call to server {label!r}, but the request has no mcp tool"

@@ -20,7 +20,7 @@ from farmhand.dialects.responses_mcp import parse_mcp_tool
 from farmhand.errors import RequestError
 from farmhand.service.mcp_tools import McpTool
 from farmhand.tools.choice import AUTO, NONE, REQUIRED, ToolChoice
-from farmhand.tools.definition import EMPTY_OBJECT_SCHEMA, ToolDefinition
+from farmhand.tools.definition import EMPTY_OBJECT_SCHEMA, SEPARATOR, ToolDefinition
 
 OFFERED = ("function", "custom")  # the client's tools the model is offered
 
@@ -170,7 +170,7 @@ def tool_choice(value: object, tools: RequestTools) -> ToolChoice:
         tool = value.get("name")
         if not isinstance(tool, str) or not tool:
             return REQUIRED
-        return ToolChoice.tool(f"{value['server_label']}:{tool}")
+        return ToolChoice.tool(f"{value['server_label']}{SEPARATOR}{tool}")
     if isinstance(value, dict) and kind == "allowed_tools":
         return _allowed_tools(value, tools)
     if isinstance(value, dict) and isinstance(kind, str):

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from farmhand.parsing.scan import WHITESPACE, loads
+from farmhand.tools.definition import SEPARATOR
 
 # Python spellings models write for JSON's literals.
 _PYTHON_LITERALS = {"True": True, "False": False, "None": None}
@@ -26,7 +27,7 @@ def parameter_schema(
         return None
     tool_schema = schemas.get(tool)
     if tool_schema is None:  # a tool offered as `server:name` and written without the prefix
-        tool_schema = next((s for n, s in schemas.items() if n.endswith(":" + tool)), None)
+        tool_schema = next((s for n, s in schemas.items() if n.endswith(SEPARATOR + tool)), None)
     properties = (tool_schema or {}).get("properties")
     if not isinstance(properties, Mapping):
         return None

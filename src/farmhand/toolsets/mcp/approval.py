@@ -13,6 +13,7 @@ from typing import Any
 from mcp import types
 
 from farmhand.config.models import ApprovalPolicy
+from farmhand.tools.definition import SEPARATOR
 from farmhand.toolsets.base import ToolOutput
 from farmhand.toolsets.mcp.elicitation import Answer, Question
 
@@ -49,7 +50,7 @@ def approval_question(
 
 def not_approved(server: str, tool: str, answer: Answer, policy: ApprovalPolicy) -> ToolOutput:
     """The tool result the model gets for a call the user did not approve."""
-    name = f"{server}:{tool}"
+    name = f"{server}{SEPARATOR}{tool}"
     if answer.refused:
         text = (
             f"{name} was not run: it needs the user's approval (server {server!r},"

@@ -19,7 +19,7 @@ from mcp_types import CONNECTION_CLOSED
 
 from farmhand.config.models import ApprovalPolicy, McpServerConfig
 from farmhand.errors import ToolServerError
-from farmhand.tools.definition import ToolDefinition
+from farmhand.tools.definition import SEPARATOR, ToolDefinition
 from farmhand.toolsets.base import ToolOutput
 from farmhand.toolsets.mcp.approval import approval_question, needs_approval, not_approved
 from farmhand.toolsets.mcp.connection import ServerConnection, reason
@@ -181,7 +181,7 @@ class MCPToolset:
         except _ServerGone as gone:
             if not self._may_retry(name):
                 return ToolOutput(
-                    f"{self.name}:{name} failed: the MCP server stopped during the call"
+                    f"{self.name}{SEPARATOR}{name} failed: the MCP server stopped during the call"
                     f" ({gone}); it is restarted on the next call. The call may or may not"
                     " have taken effect.",
                     is_error=True,
