@@ -58,16 +58,15 @@ class Answer:
     async def body(self) -> bytes:
         return await self._response.read()
 
-    async def line_batches(self) -> AsyncIterator[list[str]]:
-        """The body's lines (without their line ends), in the batches they arrived in: a
-        caller that writes per batch makes one write for what the server sent at once."""
+    async def lines(self) -> AsyncIterator[str]:
+        """The body's lines, without their line ends, as they arrive."""
         pending = b""
         async for chunk in self._response.content.iter_any():
             *lines, pending = (pending + chunk).split(b"\n")
-            if lines:
-                yield [line.rstrip(b"\r").decode("utf-8", "replace") for line in lines]
+            for line in lines:
+                yield line.rstrip(b"\r").decode("utf-8", "replace")
         if pending:
-            yield [pending.rstrip(b"\r").decode("utf-8", "replace")]
+            yield pending.rstrip(b"\r").decode("utf-8", "replace")
 
     async def drain(self) -> None:
         """Read what is left of the body (bounded by DRAIN_SECONDS) so the connection goes
@@ -150,8 +149,8 @@ def _failure(exc: aiohttp.ClientError) -> TransportError:
         return TransportError("invalid_url", detail)
     if isinstance(exc, aiohttp.ClientConnectorError):
         return TransportError("connect", detail)
-    if isinstance(exc, aiohttp.ServerDisconnectedError | aiohttp.ClientPayloadError):
-        return TransportError("broke_off", detail)
-    if isinstance(exc, aiohttp.ClientOSError):
+    if isinstance(
+        exc, aiohttp.ServerDisconnectedError | aiohttp.ClientPayloadError | aiohttp.ClientOSError
+    ):
         return TransportError("broke_off", detail)
     return TransportError("other", f"{type(exc).__name__}: {detail}")

@@ -147,12 +147,9 @@ class OpenAICompatProvider:
                     for event in _read(turn.feed_line(f"data: {text}"), rescue):
                         yield event
                 else:
-                    async for batch in answer.line_batches():
-                        for line in batch:
-                            for event in _read(turn.feed_line(line), rescue):
-                                yield event
-                            if turn.done:
-                                break
+                    async for line in answer.lines():
+                        for event in _read(turn.feed_line(line), rescue):
+                            yield event
                         if turn.done:
                             break
                     await answer.drain()
