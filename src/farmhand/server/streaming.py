@@ -88,7 +88,7 @@ class CorkedBody:
         return self._size > FLUSH_BYTES
 
     async def run(self) -> None:
-        """The writer task; runs until cancelled (cancel it only after `close`)."""
+        """The writer task; runs until cancelled (cancel it only after `flush(last=True)`)."""
         while True:
             await self._queued.wait()
             self._queued.clear()
