@@ -39,6 +39,10 @@ class LoadedModel:
     def expires_at(self) -> float | None:
         return None if self.keep_alive is None else self.last_used + self.keep_alive
 
+    def expired(self, now: float) -> bool:
+        expires = self.expires_at
+        return expires is not None and expires <= now
+
 
 @dataclass
 class ModelFiles:

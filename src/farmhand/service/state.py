@@ -88,8 +88,7 @@ class ServiceState:
         for ready in self._loaded.values():
             # Fast path, the same config object as last time: every request of a served
             # model comes here, and neither a lock nor serializing the config is needed.
-            expires = ready.expires_at
-            if ready.config is model and (expires is None or expires > now):
+            if ready.config is model and not ready.expired(now):
                 ready.last_used = now
                 return ready.provider
         # Keyed by the whole model config, not its name: a project's model "default" is not
@@ -126,7 +125,7 @@ class ServiceState:
     def _unload_expired(self) -> None:
         now = time.time()
         for key, loaded in list(self._loaded.items()):
-            if loaded.expires_at is not None and loaded.expires_at <= now:
+            if loaded.expired(now):
                 del self._loaded[key]
 
     def chat_runner(self) -> ChatRunner:
