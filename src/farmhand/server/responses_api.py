@@ -65,15 +65,14 @@ class _Turn:
             )
         )
         self.conversation = read_conversation(parsed, history)
+        self.request = chat_request(parsed, self.conversation)
         self.input_items = [*history, *parsed.input_items]
         self.builder = ResponseBuilder(parsed)
         self.runner = state.chat_runner()
         self.resumed = _answer(state, self.conversation)
 
     async def events(self) -> AsyncGenerator[ChatEvent, None]:
-        if self.resumed is None and not may_ask(
-            self.state, chat_request(self.parsed, self.conversation), self.parsed.tools.mcp
-        ):
+        if self.resumed is None and not may_ask(self.state, self.request, self.parsed.tools.mcp):
             # Nothing can ask a question: run in this request's task, without the runner's
             # task and channel (the common case, and a third of the CPU per request).
             async with aclosing(self._chat(None)) as chat:
@@ -87,10 +86,9 @@ class _Turn:
 
     def _chat(self, asker: Asker | None) -> AsyncGenerator[McpChatEvent, None]:
         conversation = self.conversation
-        request = dataclasses.replace(chat_request(self.parsed, conversation), asker=asker)
         return run_mcp_chat(
             self.state,
-            request,
+            dataclasses.replace(self.request, asker=asker),
             self.parsed.tools.mcp,
             conversation.approvals,
             conversation.listed,
