@@ -12,6 +12,7 @@ client runs, and server tools farmhand cannot run.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -113,5 +114,6 @@ def _client_tool(i: int, tool: dict[str, Any], kind: str) -> ToolDefinition | No
             )
         if kind in _UNDOING_EDITORS:
             schema = _editor_schema([*_EDITOR_COMMANDS, "undo_edit"])
-        return ToolDefinition(name, description, schema)
+        # A copy per request: the module's schemas must not change with what is done later.
+        return ToolDefinition(name, description, copy.deepcopy(schema))
     return None
