@@ -20,11 +20,13 @@ timed until `response.completed`); the baseline is always the backend's own chat
 completion, so those rows include translating to and from its shape. LiteLLM is measured
 on chat completions.
 
-Method: `--requests` requests per case after a warm-up, from httpx.AsyncClient with 1 and
-with 32 concurrent clients; non-streaming and streaming (a streamed request is timed until
-`data: [DONE]`). Prints p50/p99 latency, the milliseconds added over the backend, the
-throughput (req/s), and the server's CPU time per request (user + system time of the
-serving process, from /proc, over the measured requests).
+Method: `--requests` requests per case after a warm-up, from one aiohttp session with 1 and
+with 32 concurrent clients (aiohttp, not httpx: httpx's pool at 32 connections capped the
+backend alone at about 740 req/s on a 2-core machine, so it measured the client), on
+uvloop; non-streaming and streaming (a streamed request is timed until `data: [DONE]`).
+Prints p50/p99 latency, the milliseconds added over the backend, the throughput (req/s),
+and the server's CPU time per request (user + system time of the serving process, from
+/proc, over the measured requests).
 
 Run: .venv/bin/python bench/serve_overhead.py [--requests 1000] [--litellm PATH_TO_LITELLM_CLI]
 
@@ -47,8 +49,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import anyio
-import httpx
 
 WORDS = [
     "the",
@@ -204,20 +206,19 @@ class Target:
     dialect: Dialect = CHAT
 
 
-async def one(client: httpx.AsyncClient, target: Target, stream: bool) -> float:
+async def one(client: aiohttp.ClientSession, target: Target, stream: bool) -> float:
     dialect = target.dialect
     body = {**dialect.body, "stream": stream}
+    last_line = dialect.last_line.encode()
     start = time.perf_counter()
-    if stream:
-        async with client.stream("POST", target.url, json=body) as response:
-            response.raise_for_status()
-            async for line in response.aiter_lines():
-                if line == dialect.last_line:
-                    break
-    else:
-        response = await client.post(target.url, json=body)
+    async with client.post(target.url, json=body) as response:
         response.raise_for_status()
-        assert dialect.text(response.json())
+        if stream:
+            async for line in response.content:
+                if line.rstrip(b"\r\n") == last_line:
+                    break
+        else:
+            assert dialect.text(await response.json())
     return time.perf_counter() - start
 
 
@@ -226,9 +227,12 @@ async def run_case(
 ) -> tuple[list[float], float, float]:
     """Latencies (s) of `requests` requests from `clients` concurrent clients, the wall
     time, and the serving process's CPU seconds over them."""
-    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+    connector = aiohttp.TCPConnector(limit=clients)
     headers = {"authorization": f"Bearer {API_KEY}"}
-    async with httpx.AsyncClient(timeout=60, limits=limits, headers=headers) as client:
+    timeout = aiohttp.ClientTimeout(total=60)
+    async with aiohttp.ClientSession(
+        connector=connector, headers=headers, timeout=timeout
+    ) as client:
         for _ in range(min(20, requests)):  # warm-up: connections, provider, first turn
             await one(client, target, stream)
         latencies: list[float] = []
@@ -349,7 +353,7 @@ def main() -> None:
             )
         elif args.litellm:
             print(f"no LiteLLM at {litellm}: measuring farmhand against the backend only")
-        anyio.run(measure, targets, args.requests)
+        anyio.run(measure, targets, args.requests, backend_options={"use_uvloop": True})
 
 
 if __name__ == "__main__":

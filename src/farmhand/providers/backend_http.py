@@ -12,7 +12,6 @@ since only it knows which setting the user should change.
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -20,6 +19,8 @@ from typing import Any, Literal
 
 import aiohttp
 import anyio
+
+from farmhand import jsonwire
 
 FailureKind = Literal[
     "connect", "connect_timeout", "read_timeout", "closed", "broke_off", "invalid_url", "other"
@@ -106,7 +107,7 @@ class BackendHTTP:
         self, url: str, body: Mapping[str, Any], headers: Mapping[str, str]
     ) -> AsyncIterator[Answer]:
         """POST `body` as JSON; the answer once its status and headers are in."""
-        data = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+        data = jsonwire.dumps(body)
         sent = {"Content-Type": "application/json", **headers}
         try:
             response = await self._send(url, data, sent)

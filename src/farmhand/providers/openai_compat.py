@@ -12,8 +12,7 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
-
+from farmhand import jsonwire
 from farmhand.errors import ProviderError
 from farmhand.messages import (
     Finish,
@@ -37,16 +36,6 @@ from farmhand.tools.definition import ToolDefinition
 # hang for the whole generation timeout.
 MAX_CONNECT_TIMEOUT = 30.0
 _SHOWN = 200  # characters of a bad line or body quoted in an error message
-
-
-def _loads(data: str) -> Any:
-    """A chunk's JSON: orjson (every chunk of every stream passes here), json's own parser
-    for what orjson refuses, so that a server's odd number or lone surrogate is read as it
-    always was and a broken chunk gets json's error message."""
-    try:
-        return orjson.loads(data)
-    except orjson.JSONDecodeError:
-        return json.loads(data)
 
 
 def _clip(text: str, limit: int = _SHOWN) -> str:
@@ -332,7 +321,7 @@ class _Turn:
             self.done = True
             return []
         try:
-            chunk = _loads(data)
+            chunk = jsonwire.loads(data)
         except json.JSONDecodeError as exc:
             raise ProviderError(
                 f"{self.url} sent a stream line that is not valid JSON ({exc.msg}): {_clip(line)!r}"

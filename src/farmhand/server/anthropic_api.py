@@ -14,7 +14,7 @@ from collections.abc import AsyncGenerator
 from contextlib import aclosing
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from farmhand.dialects.anthropic_request import AnthropicChat, parse_messages
@@ -23,6 +23,7 @@ from farmhand.dialects.anthropic_tools import IGNORED_TOOLS_HEADER
 from farmhand.errors import FarmhandError
 from farmhand.server.errors import anthropic_body, api_error, error_response
 from farmhand.server.json_body import json_object
+from farmhand.server.json_response import JSONResponse
 from farmhand.server.route_state import service_state
 from farmhand.server.streaming import EventStream, SSEEvent, StreamItem
 from farmhand.service.chat import run_chat

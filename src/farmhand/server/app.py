@@ -25,7 +25,7 @@ from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.responses import PlainTextResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from farmhand.config.models import FarmhandConfig
@@ -38,6 +38,7 @@ from farmhand.server import anthropic_api, ollama_api, openai_api, projects_api,
 from farmhand.server.auth import GateMiddleware, api_keys_from_env, max_body_from_env
 from farmhand.server.browser_guard import BrowserGuard, HostRule
 from farmhand.server.errors import dialect_for_path, error_response
+from farmhand.server.json_response import JSONResponse
 from farmhand.server.openapi import openapi_document
 from farmhand.service.state import ProviderFactory, ServiceState, default_provider_factory
 from farmhand.toolsets.mcp.pool import MCPPool

@@ -23,8 +23,6 @@ import logging
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from starlette.responses import JSONResponse
-
 from farmhand.errors import (
     ConfigError,
     LoopError,
@@ -36,6 +34,7 @@ from farmhand.errors import (
     ToolServerError,
     UnknownModelError,
 )
+from farmhand.server.json_response import JSONResponse
 
 log = logging.getLogger("farmhand.server")
 

@@ -21,7 +21,7 @@ from contextlib import aclosing
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from farmhand.config.models import ModelConfig
@@ -33,6 +33,7 @@ from farmhand.runtime.events import LoopFinished, ReasoningChunk, TextChunk
 from farmhand.server import ollama_generate_api, ollama_models_api
 from farmhand.server.errors import api_error, error_response
 from farmhand.server.json_body import json_body
+from farmhand.server.json_response import JSONResponse
 from farmhand.server.route_state import service_state
 from farmhand.server.streaming import EventStream, StreamItem
 from farmhand.service.chat import ChatRequest, run_chat

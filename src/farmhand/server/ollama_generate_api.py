@@ -9,7 +9,7 @@ from contextlib import aclosing
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from farmhand.dialects.ollama_common import parse_body
@@ -18,6 +18,7 @@ from farmhand.errors import LoopError
 from farmhand.messages import Finish, ReasoningDelta, TextDelta
 from farmhand.server.errors import api_error, error_response
 from farmhand.server.json_body import json_body
+from farmhand.server.json_response import JSONResponse
 from farmhand.server.streaming import EventStream, StreamItem
 from farmhand.service import models
 from farmhand.service.generate import GenerateRequest, Generation, generate, load

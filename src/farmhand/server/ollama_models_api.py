@@ -11,7 +11,7 @@ from collections.abc import AsyncGenerator
 from contextlib import aclosing
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from farmhand.dialects.ollama_common import keep_alive_seconds, parse_body
@@ -28,6 +28,7 @@ from farmhand.dialects.ollama_models import (
 )
 from farmhand.server.errors import api_error, error_response
 from farmhand.server.json_body import json_body
+from farmhand.server.json_response import JSONResponse
 from farmhand.server.route_state import service_state
 from farmhand.server.streaming import EventStream, StreamItem
 from farmhand.service import models, pull

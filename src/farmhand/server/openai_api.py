@@ -10,7 +10,7 @@ from contextlib import aclosing
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from farmhand.dialects.openai_chat import OpenAIChat, parse_chat
@@ -18,6 +18,7 @@ from farmhand.dialects.openai_completion import ChunkRenderer, completion_body
 from farmhand.errors import FarmhandError, UnknownModelError
 from farmhand.server.errors import api_error, error_response, openai_body
 from farmhand.server.json_body import json_object
+from farmhand.server.json_response import JSONResponse
 from farmhand.server.route_state import service_state
 from farmhand.server.streaming import EventStream, StreamItem
 from farmhand.service.chat import complete_chat, run_chat

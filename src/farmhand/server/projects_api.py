@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from farmhand.dialects.openai_chat import parse_chat
@@ -28,6 +28,7 @@ from farmhand.errors import FarmhandError, RequestError
 from farmhand.server import openai_api
 from farmhand.server.errors import error_response
 from farmhand.server.json_body import json_object
+from farmhand.server.json_response import JSONResponse
 from farmhand.server.route_state import service_state
 from farmhand.service.projects import ProjectStore, state_for, store_for
 

@@ -13,7 +13,7 @@ from collections.abc import AsyncGenerator
 from contextlib import aclosing
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from farmhand.dialects.responses_items import Conversation, chat_request, read_conversation
@@ -28,6 +28,7 @@ from farmhand.errors import FarmhandError, RequestError
 from farmhand.runtime.questions import AnswerError
 from farmhand.server.errors import api_error, error_response
 from farmhand.server.json_body import json_object
+from farmhand.server.json_response import JSONResponse
 from farmhand.server.route_state import service_state
 from farmhand.server.streaming import EventStream, SSEEvent, StreamItem
 from farmhand.service.mcp_chat import McpChatEvent, may_ask, run_mcp_chat
