@@ -18,7 +18,8 @@ Messages (`fh-msgs`: `/v1/messages`, a stream timed until `message_stop`) and in
 Responses (`fh-resp`: `/v1/responses` with `store: false`, as Codex sends it, a stream
 timed until `response.completed`); the baseline is always the backend's own chat
 completion, so those rows include translating to and from its shape. LiteLLM is measured
-on chat completions.
+on chat completions. `relay` is the floor for any gateway written in Python on this stack:
+uvicorn and one aiohttp call per request, the bytes passed through untouched.
 
 Method: `--requests` requests per case after a warm-up, from one aiohttp session with 1 and
 with 32 concurrent clients (aiohttp, not httpx: httpx's pool at 32 connections capped the
@@ -155,6 +156,43 @@ def backend_app() -> object:
         return StreamingResponse(events(), media_type="text/event-stream")  # type: ignore[arg-type]
 
     return Starlette(routes=[Route("/v1/chat/completions", chat, methods=["POST"])])
+
+
+def relay_app(backend: str) -> object:
+    """The floor for any gateway in Python on this stack: uvicorn and one aiohttp call per
+    request, the body passed through untouched (no parsing, no tool loop, no rendering)."""
+    import aiohttp
+
+    session: aiohttp.ClientSession | None = None
+    json_type = {"content-type": "application/json"}
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        nonlocal session
+        if scope["type"] == "lifespan":
+            while (await receive())["type"] == "lifespan.startup":
+                session = aiohttp.ClientSession()
+                await send({"type": "lifespan.startup.complete"})
+            if session is not None:
+                await session.close()
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+        assert session is not None
+        body = b""
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        async with session.post(backend, data=body, headers=json_type) as answer:
+            kind = answer.headers["content-type"].encode()
+            await send(
+                {"type": "http.response.start", "status": 200, "headers": [(b"content-type", kind)]}
+            )
+            async for piece in answer.content.iter_any():
+                await send({"type": "http.response.body", "body": piece, "more_body": True})
+            await send({"type": "http.response.body", "body": b""})
+
+    return app
 
 
 def free_port() -> int:
@@ -306,14 +344,21 @@ def main() -> None:
     parser.add_argument("--litellm", default=".venv-litellm/bin/litellm", help="LiteLLM's CLI")
     parser.add_argument("--backend", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument("--relay-to", default="", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.relay_to:
+        import uvicorn
+
+        app = relay_app(args.relay_to)
+        uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning", access_log=False)  # type: ignore[arg-type]
+        return
     if args.backend:
         import uvicorn
 
         uvicorn.run(backend_app(), host="127.0.0.1", port=args.port, log_level="warning")  # type: ignore[arg-type]
         return
 
-    backend_port, farmhand_port, litellm_port = free_port(), free_port(), free_port()
+    backend_port, farmhand_port, litellm_port, relay_port = (free_port() for _ in range(4))
     backend = f"http://127.0.0.1:{backend_port}/v1"
     litellm = Path(args.litellm) if args.litellm else None
     with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
@@ -330,10 +375,15 @@ def main() -> None:
             *("--config", str(config), "--log-level", "warning"),
         ]
         stack.enter_context(started(backend_cmd, backend_port, env))
+        relay_cmd = [sys.executable, __file__, "--relay-to", f"{backend}/chat/completions"]
+        relay_pid = stack.enter_context(
+            started([*relay_cmd, "--port", str(relay_port)], relay_port, env)
+        )
         farmhand_pid = stack.enter_context(started(serve_cmd, farmhand_port, env))
         farmhand_url = f"http://127.0.0.1:{farmhand_port}/v1"
         targets = [
             Target("backend", f"{backend}/chat/completions", None),
+            Target("relay", f"http://127.0.0.1:{relay_port}/", relay_pid),
             Target("farmhand", f"{farmhand_url}/chat/completions", farmhand_pid),
             Target("fh-msgs", f"{farmhand_url}/messages", farmhand_pid, MESSAGES),
             Target("fh-resp", f"{farmhand_url}/responses", farmhand_pid, RESPONSES),
