@@ -33,7 +33,8 @@ class Server:
     """Records each request and answers with a canned body, sent in `split`-byte pieces.
 
     `hold`: after the body, keep the connection open until the client closes it (the body
-    then has no end the client could see); `closed` says the client did."""
+    then has no end the client could see); `closed` says the client did. `first`: the
+    status and JSON body the first request gets instead (a refusal, say)."""
 
     def __init__(
         self,
@@ -42,8 +43,10 @@ class Server:
         split: int = 7,
         kind: str = "text/event-stream",
         hold: bool = False,
+        first: tuple[int, bytes] | None = None,
     ) -> None:
         self.body, self.status, self.split, self.kind, self.hold = body, status, split, kind, hold
+        self.first = first
         self.requests: list[Recorded] = []
         self.closed = threading.Event()
         self._tcp = _Listener(("127.0.0.1", 0), _handler_for(self))
@@ -88,12 +91,15 @@ def _handler_for(server: Server) -> type[socketserver.StreamRequestHandler]:
                 headers[name.strip().lower()] = value.strip()
             content = self.rfile.read(int(headers.get("content-length", "0")))
             server.requests.append(Recorded(request_line[0], request_line[1], headers, content))
-            status = f"{server.status} {HTTPStatus(server.status).phrase}"
-            head = f"HTTP/1.1 {status}\r\ncontent-type: {server.kind}\r\n"
+            code, kind, body = server.status, server.kind, server.body
+            if server.first is not None and len(server.requests) == 1:
+                (code, body), kind = server.first, "application/json"
+            status = f"{code} {HTTPStatus(code).phrase}"
+            head = f"HTTP/1.1 {status}\r\ncontent-type: {kind}\r\n"
             self.wfile.write(f"{head}connection: close\r\n\r\n".encode())
             try:
-                for start in range(0, len(server.body), server.split):
-                    self.wfile.write(server.body[start : start + server.split])
+                for start in range(0, len(body), server.split):
+                    self.wfile.write(body[start : start + server.split])
                     self.wfile.flush()
             except OSError:  # the client closed the connection before the body's end
                 server.closed.set()

@@ -390,6 +390,43 @@ async def test_http_errors_name_the_status_and_the_servers_message(
         assert part in message
 
 
+# llama-cpp-python's server answers a null content beside tool_calls with this.
+NULL_REFUSED = json.dumps(
+    {
+        "detail": [
+            {"loc": ["body", "messages", 1, "content"], "msg": "Input should be a valid string"}
+        ]
+    }
+).encode()
+CALLED = [
+    Message.user("Weather in Paris?"),
+    Message.assistant("", (ToolCall(WEATHER.name, {"location": "Paris"}, id="call_1"),)),
+    Message.tool(ToolResult("call_1", WEATHER.name, "18°C")),
+]
+
+
+def sent_contents(server: Server) -> list[object]:
+    return [json.loads(r.content)["messages"][1]["content"] for r in server.requests]
+
+
+async def test_a_server_that_refuses_null_content_beside_calls_is_asked_again_with_empty() -> None:
+    server = Server(sse(delta(content="Sunny."), delta("stop")), first=(500, NULL_REFUSED))
+    provider = server.provider()
+    events = await run(provider, CALLED)
+    assert text_of(events, TextDelta) == "Sunny."
+    assert sent_contents(server) == [None, ""]
+    await run(provider, CALLED)  # the provider remembers: no refusal to wait for again
+    assert sent_contents(server) == [None, "", ""]
+
+
+async def test_a_refusal_that_is_not_about_content_is_not_asked_again() -> None:
+    refusal = json.dumps({"error": {"message": "max_tokens is too large"}}).encode()
+    server = Server(sse(delta(content="never sent")), first=(400, refusal))
+    with pytest.raises(ProviderError, match="max_tokens is too large"):
+        await run(server.provider(), CALLED)
+    assert sent_contents(server) == [None]
+
+
 async def test_a_broken_stream_line_is_quoted() -> None:
     body = sse(delta(content="Hi"), '{"choices":[{"index":0,"delta":{"content":')
     message = await fails(Server(body).provider())

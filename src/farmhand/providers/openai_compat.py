@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,7 +26,7 @@ from farmhand.messages import (
     Usage,
     new_call_id,
 )
-from farmhand.providers.backend_http import BackendHTTP, Timeouts, TransportError
+from farmhand.providers.backend_http import Answer, BackendHTTP, Timeouts, TransportError
 from farmhand.providers.base import GenerationSettings, ResponseFormat
 from farmhand.providers.names import ToolNameMap
 from farmhand.providers.text_calls import TextCalls
@@ -69,6 +70,7 @@ class OpenAICompatProvider:
         self._timeouts = Timeouts(read=timeout, connect=min(timeout, MAX_CONNECT_TIMEOUT))
         self._http = BackendHTTP(self._timeouts)
         self.text_calls_family = text_calls_family
+        self._empty_content: str | None = None  # "" once the server refused null (`_answer`)
 
     async def aclose(self) -> None:
         await self._http.aclose()
@@ -84,7 +86,7 @@ class OpenAICompatProvider:
         body: dict[str, Any] = dict(self.extra_params)
         body.update(
             model=self.model,
-            messages=[_message_to_openai(m, names) for m in messages],
+            messages=[_message_to_openai(m, names, self._empty_content) for m in messages],
             stream=settings.stream,
         )
         if settings.stream:
@@ -119,11 +121,7 @@ class OpenAICompatProvider:
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
         try:
-            async with self._http.post(self.url, body, headers) as answer:
-                if answer.status >= 400:
-                    raise ProviderError(
-                        self._status_message(answer.status, answer.reason, await answer.body())
-                    )
+            async with self._answer(body, headers) as answer:
                 turn = _Turn(names, self.url, settings.stop)
                 rescue = (
                     TextCalls(self.text_calls_family, tools, names, settings.parallel_tool_calls)
@@ -146,6 +144,30 @@ class OpenAICompatProvider:
                     yield event
         except TransportError as exc:
             raise ProviderError(self._transport_message(exc)) from exc
+
+    @asynccontextmanager
+    async def _answer(self, body: dict[str, Any], headers: dict[str, str]) -> AsyncIterator[Answer]:
+        """The server's answer to `body`, once its status says it took the request.
+
+        Servers disagree on a tool-calling turn without text: OpenAI's own shape is
+        `content: null` beside `tool_calls`, which llama-cpp-python's server and older LM
+        Studio refuse, while others refuse `""`. null goes first; a refusal that names the
+        content is asked again with "", and this provider keeps to "" from then on."""
+        async with self._http.post(self.url, body, headers) as answer:
+            if answer.status < 400:
+                yield answer
+                return
+            detail = await answer.body()
+            if not (_has_null_content(body) and b"content" in detail.lower()):
+                raise ProviderError(self._status_message(answer.status, answer.reason, detail))
+        self._empty_content = ""
+        body["messages"] = [_with_empty_content(m) for m in body["messages"]]
+        async with self._http.post(self.url, body, headers) as answer:
+            if answer.status >= 400:
+                raise ProviderError(
+                    self._status_message(answer.status, answer.reason, await answer.body())
+                )
+            yield answer
 
     def _status_message(self, status: int, reason: str, body: bytes) -> str:
         detail = _error_detail(body)
@@ -218,14 +240,16 @@ def _error_detail(body: bytes) -> str:
     return _clip(json.dumps(data, ensure_ascii=False))
 
 
-def _message_to_openai(message: Message, names: ToolNameMap) -> dict[str, Any]:
+def _message_to_openai(
+    message: Message, names: ToolNameMap, empty_content: str | None = None
+) -> dict[str, Any]:
     if message.role == "tool":
         return {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
     if message.role == "assistant" and message.tool_calls:
         return {
             "role": "assistant",
-            # OpenAI's own shape: no text beside the calls is null, not "".
-            "content": message.content or None,
+            # No text beside the calls: OpenAI's null, unless the server refused it.
+            "content": message.content or empty_content,
             "tool_calls": [
                 {
                     "id": call.id,
@@ -239,6 +263,16 @@ def _message_to_openai(message: Message, names: ToolNameMap) -> dict[str, Any]:
             ],
         }
     return {"role": message.role, "content": message.content}
+
+
+def _has_null_content(body: dict[str, Any]) -> bool:
+    return any(m.get("tool_calls") and m.get("content") is None for m in body["messages"])
+
+
+def _with_empty_content(message: dict[str, Any]) -> dict[str, Any]:
+    if message.get("tool_calls") and message.get("content") is None:
+        return {**message, "content": ""}
+    return message
 
 
 def _tool_to_openai(tool: ToolDefinition, names: ToolNameMap) -> dict[str, Any]:
