@@ -128,7 +128,9 @@ async def test_project_errors_are_tool_errors_that_say_what_to_fix(tmp_path: Pat
         assert "default/x/farmhand.yaml:" in bad
         assert "unknown key 'modles' (did you mean 'models'?)" in bad
         await f.call("create_project", name="x")
-        assert "already exists" in await f.error("create_project", name="x")
+        taken = await f.error("create_project", name="x")
+        # One shape for every tool's failure, as ToolServer writes it.
+        assert taken.startswith("Error: ") and "already exists" in taken
         shell = {"name": "s", "command": "sh", "allow_unsafe_command": True}
         unsafe = {"mcp": {"servers": [shell]}}
         assert "allow_unsafe_command" in await f.error("update_project", name="x", config=unsafe)

@@ -22,13 +22,11 @@ from collections.abc import Callable
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from farmhand.dialects.openai_chat import parse_chat
 from farmhand.dialects.openai_completion import completion_body
-from farmhand.errors import FarmhandError
 from farmhand.mcpserver.llama_tools import LlamaTools, register_llama_tools
 from farmhand.mcpserver.results import ToolServer
 from farmhand.service.chat import complete_chat
@@ -83,8 +81,7 @@ def build_server(get_state: StateGetter, llama: LlamaTools | None = None) -> MCP
     @server.tool(annotations=READ_ONLY)
     def list_projects(namespace: Namespace = "default") -> dict[str, Any]:
         """Get all projects in a namespace: {total, projects: [{namespace, name, config}]}."""
-        with _ToolErrors():
-            projects = store().list(namespace)
+        projects = store().list(namespace)
         return {"total": len(projects), "projects": [p.to_json() for p in projects]}
 
     @server.tool()
@@ -93,28 +90,24 @@ def build_server(get_state: StateGetter, llama: LlamaTools | None = None) -> MCP
     ) -> dict[str, Any]:
         """Create a new project. Without `config` it gets the default model and no MCP
         servers; a config that does not validate is refused with the key and line at fault."""
-        with _ToolErrors():
-            return {"project": store().create(namespace, name, config).to_json()}
+        return {"project": store().create(namespace, name, config).to_json()}
 
     @server.tool(annotations=READ_ONLY)
     def get_project(name: ProjectName, namespace: Namespace = "default") -> dict[str, Any]:
         """Get a project's details and configuration."""
-        with _ToolErrors():
-            return {"project": store().get(namespace, name).to_json()}
+        return {"project": store().get(namespace, name).to_json()}
 
     @server.tool()
     def update_project(
         name: ProjectName, config: Config, namespace: Namespace = "default"
     ) -> dict[str, Any]:
         """Replace a project's whole configuration (validated before it is written)."""
-        with _ToolErrors():
-            return {"project": store().update(namespace, name, config).to_json()}
+        return {"project": store().update(namespace, name, config).to_json()}
 
     @server.tool()
     def delete_project(name: ProjectName, namespace: Namespace = "default") -> dict[str, Any]:
         """Remove a project; returns what it held."""
-        with _ToolErrors():
-            return {"project": store().delete(namespace, name).to_json()}
+        return {"project": store().delete(namespace, name).to_json()}
 
     @server.tool()
     async def chat_completions(
@@ -135,22 +128,19 @@ def build_server(get_state: StateGetter, llama: LlamaTools | None = None) -> MCP
     ) -> dict[str, Any]:
         """Send messages to a model and run its tool calls (MCP servers of the config or
         the project) until it answers; returns an OpenAI chat.completion."""
-        with _ToolErrors():
-            state = state_of(namespace, project)
-            body: dict[str, Any] = {
-                "model": model or state.model_config(None).name,
-                "messages": (
-                    [{"role": "user", "content": messages}]
-                    if isinstance(messages, str)
-                    else messages
-                ),
-                "include_tool_results": include_tool_results,
-            }
-            if max_tool_rounds is not None:
-                body["max_tool_rounds"] = max_tool_rounds
-            parsed = parse_chat(body)
-            outcome = await complete_chat(state, parsed.chat)
-            return completion_body(parsed, outcome.finished, outcome.reasoning)
+        state = state_of(namespace, project)
+        body: dict[str, Any] = {
+            "model": model or state.model_config(None).name,
+            "messages": (
+                [{"role": "user", "content": messages}] if isinstance(messages, str) else messages
+            ),
+            "include_tool_results": include_tool_results,
+        }
+        if max_tool_rounds is not None:
+            body["max_tool_rounds"] = max_tool_rounds
+        parsed = parse_chat(body)
+        outcome = await complete_chat(state, parsed.chat)
+        return completion_body(parsed, outcome.finished, outcome.reasoning)
 
     @server.tool(annotations=READ_ONLY)
     def list_models(
@@ -158,9 +148,8 @@ def build_server(get_state: StateGetter, llama: LlamaTools | None = None) -> MCP
         project: OptionalProject = None,
     ) -> dict[str, Any]:
         """Get the models a chat can use (the server's, or a project's): OpenAI's list."""
-        with _ToolErrors():
-            state = state_of(namespace, project)
-            default = state.model_config(None).name
+        state = state_of(namespace, project)
+        default = state.model_config(None).name
         return {
             "object": "list",
             "data": [
@@ -179,21 +168,9 @@ def build_server(get_state: StateGetter, llama: LlamaTools | None = None) -> MCP
     ) -> dict[str, Any]:
         """Find tools of the configured (or the project's) MCP servers, best match first:
         {tools: [{server, name, description, parameters}], pattern, total}."""
-        with _ToolErrors():
-            found = await search_tools_of(state_of(namespace, project), pattern)
-            return found.to_json()
+        found = await search_tools_of(state_of(namespace, project), pattern)
+        return found.to_json()
 
     if llama is not None:
         register_llama_tools(server, llama)
     return server
-
-
-class _ToolErrors:
-    """FarmhandError -> the SDK's ToolError: an `isError` result carrying the message."""
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, _: Any) -> None:
-        if isinstance(exc, FarmhandError):
-            raise ToolError(str(exc)) from exc
