@@ -60,14 +60,16 @@ class Answer:
         return await self._response.read()
 
     async def lines(self) -> AsyncIterator[str]:
-        """The body's lines, without their line ends, as they arrive."""
+        """The body's lines that are not blank, without their line ends, as they arrive
+        (blank lines only separate SSE events: every other chunk of a stream is one)."""
         pending = b""
         async for chunk in self._response.content.iter_any():
             *lines, pending = (pending + chunk).split(b"\n")
             for line in lines:
-                yield line.rstrip(b"\r").decode("utf-8", "replace")
-        if pending:
-            yield pending.rstrip(b"\r").decode("utf-8", "replace")
+                if line := line.rstrip(b"\r"):
+                    yield line.decode("utf-8", "replace")
+        if pending := pending.rstrip(b"\r"):
+            yield pending.decode("utf-8", "replace")
 
     async def drain(self) -> None:
         """Read what is left of the body (bounded by DRAIN_SECONDS) so the connection goes
