@@ -84,7 +84,7 @@ def test_optional_argument_may_be_given_if_acceptable() -> None:
     ("output", "reason", "detail"),
     [
         (TurnOutput(text="It is sunny."), "no_call", "without calling"),
-        (calls(("get_weather", {"city": "Lyon"})), "wrong_calls", "city='Lyon'"),
+        (calls(("get_weather", {"city": "Lyon"})), "wrong_calls", 'city="Lyon"'),
         (calls(("get_weather", {})), "wrong_calls", "missing argument 'city'"),
         (calls(("get_weather", {"city": "Paris", "hl": "en"})), "wrong_calls", "'hl'"),
         (calls(("get_time", {"city": "Paris"})), "wrong_calls", "called get_time"),

@@ -27,8 +27,9 @@ from farmhand.service.chat import ChatRequest
 from farmhand.service.mcp_servers import parse_mcp_servers
 from farmhand.tools.choice import AUTO, ToolChoice
 from farmhand.tools.definition import ToolDefinition
-from farmhand.tools.formats import EXPECTED_TOOL_CHOICE, preview, tool_choice_from_openai
+from farmhand.tools.formats import EXPECTED_TOOL_CHOICE, tool_choice_from_openai
 from farmhand.tools.formats.detect import to_openai_tools
+from farmhand.tools.preview import preview
 
 ROLES = ("system", "developer", "user", "assistant", "tool")
 UNSUPPORTED_PARTS = ("image_url", "input_audio", "file")

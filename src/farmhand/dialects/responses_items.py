@@ -45,7 +45,7 @@ from farmhand.service.chat import ChatRequest
 from farmhand.service.mcp_chat import DENIED, Approval
 from farmhand.service.mcp_tools import split_name
 from farmhand.tools.definition import SEPARATOR
-from farmhand.tools.formats import preview
+from farmhand.tools.preview import preview
 
 TEXT_PARTS = ("input_text", "output_text", "text", "summary_text", "reasoning_text")
 MEDIA_PARTS = ("input_image", "input_file", "input_audio", "image_url")

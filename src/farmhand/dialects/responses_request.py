@@ -24,7 +24,7 @@ from farmhand.dialects.responses_tools import RequestTools, as_list, read_tools,
 from farmhand.errors import RequestError
 from farmhand.providers.base import GenerationSettings, ResponseFormat
 from farmhand.service.mcp_servers import parse_mcp_servers
-from farmhand.tools.formats import preview
+from farmhand.tools.preview import preview
 
 REFUSED = {
     "background": "background responses are not supported; send the request without it",

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from farmhand.eval.suite import ExpectedCall
 from farmhand.messages import ToolCall
+from farmhand.tools.preview import preview
 
 _IGNORED = re.compile(r"[\s,./\-_*^]")
 # Beyond this many calls in one turn, pairs are matched greedily instead of by permutation.
@@ -53,8 +54,8 @@ def call_mismatch(expected: ExpectedCall, call: ToolCall) -> str | None:
             continue
         value = call.arguments[key]
         if not any(values_equal(a, value) for a in acceptable if a is not None):
-            shown = ", ".join(_short(a) for a in acceptable if a is not None)
-            return f"{call.name}: {key}={_short(value)}, expected one of {shown}"
+            shown = ", ".join(preview(a, 40) for a in acceptable if a is not None)
+            return f"{call.name}: {key}={preview(value, 40)}, expected one of {shown}"
     extra = [key for key in call.arguments if key not in expected.arguments]
     if extra and not expected.allow_extra:
         return f"{call.name}: unexpected argument(s) {', '.join(map(repr, extra))}"
@@ -93,8 +94,3 @@ def _greedy(expected: Sequence[ExpectedCall], calls: Sequence[ToolCall]) -> str 
 def mentions_any(text: str, needles: Sequence[str]) -> bool:
     folded = text.casefold()
     return any(n.casefold() in folded for n in needles)
-
-
-def _short(value: Any, limit: int = 40) -> str:
-    text = repr(value) if not isinstance(value, Mapping) else str(dict(value))
-    return text if len(text) <= limit else text[: limit - 3] + "..."

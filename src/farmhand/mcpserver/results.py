@@ -22,6 +22,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import AnyUrl, ValidationError
 
 from farmhand.errors import FarmhandError
+from farmhand.tools.preview import preview
 from farmhand.version import farmhand_version
 
 RESOURCE_NOT_FOUND = -32002
@@ -44,7 +45,7 @@ def invalid_arguments(tool: str, error: ValidationError) -> str:
     problems = []
     for item in error.errors(include_url=False):
         where = ".".join(str(part) for part in item["loc"]) or "(arguments)"
-        got = "" if item["type"] == "missing" else f" (got {_short(item.get('input'))})"
+        got = "" if item["type"] == "missing" else f" (got {preview(item.get('input'), 60)})"
         problems.append(f"{where}: {item['msg']}{got}")
     return f"Invalid arguments for {tool}: " + "; ".join(problems)
 
@@ -94,8 +95,3 @@ class ToolServer(MCPServer):
             if isinstance(exc, UnexpectedToolError) and isinstance(cause, FarmhandError):
                 return failed(str(cause))
             raise
-
-
-def _short(value: Any) -> str:
-    text = json.dumps(value, default=str)
-    return text if len(text) <= 60 else text[:57] + "..."

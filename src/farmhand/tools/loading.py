@@ -20,8 +20,8 @@ import yaml
 
 from farmhand.errors import ConfigError
 from farmhand.tools.definition import ToolDefinition
-from farmhand.tools.formats import preview
 from farmhand.tools.formats.detect import to_openai_tools
+from farmhand.tools.preview import preview
 
 FILE_SCHEME = "file://"
 _SUFFIXES = (".json", ".yaml", ".yml")

@@ -19,6 +19,7 @@ import jsonschema
 from referencing.exceptions import Unresolvable
 
 from farmhand.tools.definition import ToolDefinition
+from farmhand.tools.preview import preview
 
 DEFAULT_MAX_REF_DEPTH = 3
 MAX_REPORTED_ERRORS = 3
@@ -317,16 +318,16 @@ def _describe(error: Any) -> list[str]:
     where = json_path(path)
     if keyword == "type":
         expected = _or_list(error.validator_value)
-        got = f"{_json_kind(instance)} {preview_json(instance)}"
+        got = f"{_json_kind(instance)} {preview(instance, 40)}"
         hint = _type_hint(error.validator_value, instance)
         return [f"{where}: expected {expected}, got {got}.{hint}"]
     if keyword == "enum":
-        options = ", ".join(preview_json(v) for v in error.validator_value)
+        options = ", ".join(preview(v, 40) for v in error.validator_value)
         return [
-            f"{where}: {preview_json(instance)} is not one of {options}. Use one of these exactly."
+            f"{where}: {preview(instance, 40)} is not one of {options}. Use one of these exactly."
         ]
     if keyword == "const":
-        return [f"{where}: must be exactly {preview_json(error.validator_value)}."]
+        return [f"{where}: must be exactly {preview(error.validator_value, 40)}."]
     return [f"{where}: {error.message}."]
 
 
@@ -403,8 +404,3 @@ def json_path(path: list[Any]) -> str:
         else:
             text += f"[{json.dumps(part)}]"
     return text
-
-
-def preview_json(value: object, limit: int = 40) -> str:
-    text = json.dumps(value, default=repr)
-    return text if len(text) <= limit else text[: limit - 3] + "..."

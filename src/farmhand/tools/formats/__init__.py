@@ -11,13 +11,13 @@ none of its submodules (they import it).
 from __future__ import annotations
 
 import copy
-import json
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal, cast
 
 from farmhand.errors import ConfigError
 from farmhand.tools.choice import ToolChoice, ToolChoiceMode
 from farmhand.tools.definition import ToolDefinition
+from farmhand.tools.preview import preview
 
 FormatName = Literal["openai", "anthropic", "bedrock", "google"]
 FORMAT_NAMES: tuple[FormatName, ...] = ("openai", "anthropic", "bedrock", "google")
@@ -38,15 +38,6 @@ EXPECTED_TOOL_CHOICE = (
 def empty_object_schema() -> dict[str, Any]:
     """A fresh `{"type": "object", "properties": {}}`: the schema of a tool without arguments."""
     return {"type": "object", "properties": {}}
-
-
-def preview(value: object, limit: int = 80) -> str:
-    """A short rendering of user data for error messages."""
-    try:
-        text = json.dumps(value, default=repr)
-    except ValueError:  # circular structures
-        text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def is_openai_tool(tool: object) -> bool:

@@ -18,9 +18,9 @@ from farmhand.tools.formats import (
     forced_tool_name,
     named_tool_choice,
     openai_tool_dicts,
-    preview,
     require_openai_tool_choice,
 )
+from farmhand.tools.preview import preview
 
 _MODE_TO_ANTHROPIC = {"auto": "auto", "none": "none", "required": "any"}
 _MODE_FROM_ANTHROPIC = {value: key for key, value in _MODE_TO_ANTHROPIC.items()}

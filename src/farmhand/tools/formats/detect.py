@@ -24,9 +24,9 @@ from farmhand.tools.formats import (
     google,
     is_openai_tool,
     is_openai_tool_choice,
-    preview,
     require_openai_tool_choice,
 )
+from farmhand.tools.preview import preview
 from farmhand.tools.schema import as_parameters_schema
 
 SourceFormat = Literal["openai", "anthropic", "bedrock", "google", "mcp"]

@@ -23,9 +23,9 @@ from farmhand.tools.formats import (
     forced_tool_name,
     named_tool_choice,
     openai_tool_dicts,
-    preview,
     require_openai_tool_choice,
 )
+from farmhand.tools.preview import preview
 from farmhand.tools.schema import map_subschemas, normalize_schema
 
 _SCHEMA_KEYWORDS = frozenset(
