@@ -10,6 +10,11 @@
     │   └── ToolServerError       an MCP server failed to start or died (names its command)
     ├── LoopError                 the tool loop could not finish (round limit, cancelled)
     ├── RequestError              a request (HTTP or MCP) is wrong in a way its client can fix
+    │   ├── AuthError             no API key, or a wrong one (401)
+    │   ├── TooLargeError         a body past the server's size limit (413)
+    │   ├── ProjectNotFoundError  a project that does not exist (404)
+    │   └── ProjectExistsError    a project name already taken (409)
+    ├── AnswerError               an answer to a question no one asked, or that does not fit
     ├── PolicyError               a request asked for what the operator has not allowed
                                   (a program, a folder, a host); names the switch to change
     └── LlamaServerError          a llama-server could not be reached, refused a request, or
@@ -76,6 +81,34 @@ class RequestError(FarmhandError):
         self.code = code
         if status:
             self.status = status
+
+
+class AuthError(RequestError):
+    """The request carries no API key, or one the server does not know."""
+
+    status = 401
+
+
+class TooLargeError(RequestError):
+    """The request's body is larger than the server accepts."""
+
+    status = 413
+
+
+class ProjectNotFoundError(RequestError):
+    status = 404
+
+
+class ProjectExistsError(RequestError):
+    status = 409
+
+
+class AnswerError(FarmhandError):
+    """An answer names no open question (`unknown`), or does not fit the question's form."""
+
+    def __init__(self, message: str, *, unknown: bool = False) -> None:
+        super().__init__(message)
+        self.unknown = unknown
 
 
 class UnknownModelError(ConfigError):

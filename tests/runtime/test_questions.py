@@ -17,7 +17,7 @@ from tests.toolsets.mcp.asking import asking
 from tests.toolsets.mcp.real_servers import everything_bin
 
 from farmhand.config.models import McpServerConfig
-from farmhand.errors import ProviderError
+from farmhand.errors import AnswerError, ProviderError
 from farmhand.messages import Message, ToolCall
 from farmhand.providers.scripted import ScriptedProvider, Step
 from farmhand.runtime.events import (
@@ -29,7 +29,7 @@ from farmhand.runtime.events import (
 )
 from farmhand.runtime.executor import ToolRouter
 from farmhand.runtime.loop import run_loop
-from farmhand.runtime.questions import AnswerError, PendingAnswers, QuestionRelay
+from farmhand.runtime.questions import PendingAnswers, QuestionRelay
 from farmhand.runtime.session import ServerToolsets, ToolSettings
 from farmhand.tools.definition import ToolDefinition
 from farmhand.toolsets.mcp.elicitation import Answer, Question

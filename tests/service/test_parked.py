@@ -8,9 +8,9 @@ from collections.abc import AsyncIterator
 import anyio
 import pytest
 
-from farmhand.errors import ProviderError
+from farmhand.errors import AnswerError, ProviderError
 from farmhand.runtime.events import InputRequested, TextChunk
-from farmhand.runtime.questions import AnswerError, PendingAnswers
+from farmhand.runtime.questions import PendingAnswers
 from farmhand.service.mcp_chat import McpChatEvent
 from farmhand.service.parked import ChatEvent, ChatRunner
 from farmhand.toolsets.mcp.elicitation import Asker, Question

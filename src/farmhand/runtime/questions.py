@@ -37,20 +37,12 @@ import anyio
 from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from farmhand.errors import FarmhandError
+from farmhand.errors import AnswerError
 from farmhand.runtime.events import InputRequested, LoopEvent, PausingEvent
 from farmhand.toolsets.mcp.elicitation import Answer, Question, answer_problem
 
 DEFAULT_ANSWER_TIMEOUT = 300.0
 """Seconds a question waits for its answer before it is declined."""
-
-
-class AnswerError(FarmhandError):
-    """An answer names no open question (`unknown`), or does not fit the question's form."""
-
-    def __init__(self, message: str, *, unknown: bool = False) -> None:
-        super().__init__(message)
-        self.unknown = unknown
 
 
 @dataclass

@@ -20,9 +20,9 @@ from collections.abc import Iterable
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from farmhand.errors import ConfigError, RequestError
+from farmhand.errors import AuthError, ConfigError, RequestError, TooLargeError
 from farmhand.server.browser_guard import OPEN_PATHS
-from farmhand.server.errors import AuthError, TooLargeError, dialect_for_path, error_response
+from farmhand.server.errors import dialect_for_path, error_response
 from farmhand.server.json_body import load_json, remember
 
 API_KEYS_VARIABLE = "FARMHAND_API_KEYS"

@@ -24,12 +24,14 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from farmhand.errors import (
+    AuthError,
     ConfigError,
     LoopError,
     ModelError,
     PolicyError,
     ProviderError,
     RequestError,
+    TooLargeError,
     ToolError,
     ToolServerError,
     UnknownModelError,
@@ -39,14 +41,6 @@ from farmhand.server.json_response import JSONResponse
 log = logging.getLogger("farmhand.server")
 
 Dialect = Literal["openai", "ollama", "mcp", "anthropic"]
-
-
-class AuthError(RequestError):
-    status = 401
-
-
-class TooLargeError(RequestError):
-    status = 413
 
 
 @dataclass(frozen=True)

@@ -24,8 +24,7 @@ from farmhand.dialects.responses_request import (
     resolve_references,
     with_item_ids,
 )
-from farmhand.errors import FarmhandError, RequestError
-from farmhand.runtime.questions import AnswerError
+from farmhand.errors import AnswerError, FarmhandError, RequestError
 from farmhand.server.errors import api_error, error_response
 from farmhand.server.json_body import json_object
 from farmhand.server.json_response import JSONResponse

@@ -30,8 +30,9 @@ import anyio
 from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
+from farmhand.errors import AnswerError
 from farmhand.runtime.events import InputRequested, LoopEvent
-from farmhand.runtime.questions import AnswerError, PendingAnswers, QuestionRelay
+from farmhand.runtime.questions import PendingAnswers, QuestionRelay
 from farmhand.toolsets.mcp.elicitation import Action, Answer, Asker
 
 if TYPE_CHECKING:  # mcp_chat needs the state, which holds the runner

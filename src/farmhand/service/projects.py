@@ -34,7 +34,13 @@ import yaml
 
 from farmhand.config.loader import CONFIG_FILENAME, OutsideRules, parse_config
 from farmhand.config.models import FarmhandConfig, format_path
-from farmhand.errors import ConfigError, PolicyError, RequestError
+from farmhand.errors import (
+    ConfigError,
+    PolicyError,
+    ProjectExistsError,
+    ProjectNotFoundError,
+    RequestError,
+)
 from farmhand.service.state import ServiceState
 from farmhand.toolsets.mcp.policy import RequestPolicy
 
@@ -44,14 +50,6 @@ NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 API_MARKER = "# written through the farmhand API: read as a client's config, not the operator's"
 """The last line of every config written through the API. Its lines stay the client's own
 (errors name them), and only the operator, editing the file, can take the marker out."""
-
-
-class ProjectNotFoundError(RequestError):
-    status = 404
-
-
-class ProjectExistsError(RequestError):
-    status = 409
 
 
 @dataclass(frozen=True)
