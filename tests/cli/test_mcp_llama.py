@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 from mcp import Client, StdioServerParameters
-from tests.llamaserver.fake_llama_server import FakeLlamaServer
-from tests.llamaserver.tool_calls import ToolCalls
-from tests.server.live import LiveServer
+from tests.support.fake_llama_server import FakeLlamaServer
+from tests.support.live import LiveServer
+from tests.support.tool_calls import ToolCalls
 
 pytestmark = pytest.mark.anyio
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.parsing import derived_templates
-from tests.parsing.corpus import CORPUS
+from tests.support import derived_templates
+from tests.support.corpus import CORPUS
 from typer.testing import CliRunner
 
 from farmhand.cli.main import app

@@ -28,6 +28,7 @@ import anyio
 import pytest
 import yaml
 from mcp import Client
+from tests.support.real_servers import free_port
 
 from farmhand.version import farmhand_version
 
@@ -105,13 +106,6 @@ def test_client_scenario_passes_with_farmhands_client(scenario: str, tmp_path: P
     lenient = {"client-sse-retry-timing": {"SUCCESS", "WARNING"}}
     for check, status in found.items():
         assert status in lenient.get(check, {"SUCCESS"}), (check, run.stdout)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from anthropic import Anthropic
-from tests.server.live import LiveServer
+from tests.support.live import LiveServer
 
 from farmhand.config.models import FarmhandConfig, ModelConfig
 from farmhand.messages import Message

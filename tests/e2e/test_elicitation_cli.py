@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 import yaml
-from tests.cli.scripted_backend import ScriptedBackend, answer_with_result, call, model_config
-from tests.cli.terminal import Terminal
-from tests.toolsets.mcp.asking import ASKING
-from tests.toolsets.mcp.real_servers import everything_bin
+from tests.support.asking import ASKING
+from tests.support.real_servers import everything_bin
+from tests.support.scripted_backend import ScriptedBackend, answer_with_result, call, model_config
+from tests.support.terminal import Terminal
 
 pytestmark = pytest.mark.e2e
 

@@ -22,9 +22,9 @@ from typing import Any
 import anyio
 import pytest
 from mcp import Client, StdioServerParameters
-from tests.llamaserver.tool_calls import ToolCalls, text_of
-from tests.mcpserver.inspector import inspector
-from tests.toolsets.mcp.real_servers import free_port
+from tests.support.inspector import inspector
+from tests.support.real_servers import free_port
+from tests.support.tool_calls import ToolCalls, text_of
 
 from farmhand.llamaserver.process import LlamaServerProcess, StartOptions
 from farmhand.llamaserver.settings import LlamaServerSettings

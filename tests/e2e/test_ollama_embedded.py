@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import jsonschema
 import ollama
 import pytest
-from tests.server.live import LiveServer
+from tests.support.live import LiveServer
 
 from farmhand.config.models import default_config
 from farmhand.models.assemble import ensure_model

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import importlib.util
 import re
-import socket
 import subprocess
 import sys
 import time
@@ -21,6 +20,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from tests.support.real_servers import free_port
 
 from farmhand.errors import ProviderError
 from farmhand.messages import (
@@ -58,12 +58,6 @@ WEATHER = ToolDefinition(
 GREEDY = GenerationSettings(temperature=0.0, seed=0, max_tokens=48)
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def _log_tail(log: Path) -> str:
     return "\n".join(log.read_text(errors="replace").splitlines()[-30:])
 
@@ -79,7 +73,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             '"starlette-context>=0.3.6,<0.4"'
         )
     model = ensure_model("qwen2.5-coder:0.5b", progress=False)
-    port = _free_port()
+    port = free_port()
     log = tmp_path_factory.mktemp("llama-server") / "server.log"
     command = [
         sys.executable, "-m", "llama_cpp.server", "--model", str(model),

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 from openai import OpenAI
 from pydantic import BaseModel
-from tests.server.live import LiveServer
+from tests.support.live import LiveServer
 
 from farmhand.config.models import FarmhandConfig
 from farmhand.server.app import create_app

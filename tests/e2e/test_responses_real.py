@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from openai import OpenAI
 from pydantic import BaseModel
-from tests.server.test_serve_cli import free_port, serving
+from tests.support.real_servers import free_port
+from tests.support.serve_process import serving
 
 pytestmark = pytest.mark.e2e
 

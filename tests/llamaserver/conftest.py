@@ -4,7 +4,7 @@ import socket
 from collections.abc import Iterator
 
 import pytest
-from tests.toolsets.mcp.real_servers import free_port
+from tests.support.real_servers import free_port
 
 
 @pytest.fixture

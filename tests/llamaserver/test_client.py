@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import httpx
 import pytest
-from tests.llamaserver.fake_llama_server import FakeLlamaServer
+from tests.support.fake_llama_server import FakeLlamaServer
 
 from farmhand.errors import ConfigError, LlamaServerError
 from farmhand.llamaserver.client import LlamaServerClient

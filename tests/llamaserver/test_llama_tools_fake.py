@@ -11,8 +11,8 @@ from typing import Any
 import httpx
 import pytest
 from mcp import Client
-from tests.llamaserver.fake_llama_server import FakeLlamaServer
-from tests.llamaserver.tool_calls import ToolCalls, text_of
+from tests.support.fake_llama_server import FakeLlamaServer
+from tests.support.tool_calls import ToolCalls, text_of
 
 from farmhand.llamaserver.settings import LlamaServerSettings
 from farmhand.mcpserver.llama_tools import LlamaTools, build_llama_server

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from tests.toolsets.mcp.real_servers import free_port
+from tests.support.real_servers import free_port
 
 from farmhand.errors import LlamaServerError
 from farmhand.llamaserver import process as process_module

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from mcp import Client
-from tests.server.live import PANTRY_SERVER, pantry_server, scripted_config
+from tests.support.live import PANTRY_SERVER, pantry_server, scripted_config
 
 from farmhand.config.models import ModelConfig
 from farmhand.mcpserver.farmhand_tools import build_server

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 from mcp import Client
-from tests.llamaserver.fake_llama_server import FakeLlamaServer
-from tests.server.live import LiveServer
+from tests.support.fake_llama_server import FakeLlamaServer
+from tests.support.live import LiveServer
 
 from farmhand.config.loader import load_config
 from farmhand.errors import ConfigError

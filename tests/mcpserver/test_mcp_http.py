@@ -12,8 +12,8 @@ from typing import Any
 import httpx
 import pytest
 from mcp import Client
-from tests.mcpserver.inspector import INSPECTOR, NODE, inspector
-from tests.server.live import LiveServer, scripted_config
+from tests.support.inspector import INSPECTOR, NODE, inspector
+from tests.support.live import LiveServer, scripted_config
 
 from farmhand.config.models import ModelConfig
 from farmhand.messages import ToolCall

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tests.models.gguf_files import TEMPLATE, tiny_model, write_gguf
+from tests.support.gguf_files import TEMPLATE, tiny_model, write_gguf
 
 from farmhand.errors import ModelError
 from farmhand.models.gguf import parameter_size, read_gguf

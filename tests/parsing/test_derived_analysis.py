@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from tests.parsing import derived_templates
-from tests.parsing.corpus import template_text
+from tests.support import derived_templates
+from tests.support.corpus import template_text
 
 from farmhand.parsing.derived.analysis import Derived, analyze
 from farmhand.parsing.derived.explain import explain

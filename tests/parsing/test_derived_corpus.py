@@ -14,8 +14,8 @@ from collections import Counter
 from typing import Any
 
 import pytest
-from tests.parsing.corpus import Case, autoparser_cases, parse, template_text
 from tests.parsing.test_llamacpp_corpus import _check, _expected, _normalized, _squeeze
+from tests.support.corpus import Case, autoparser_cases, parse, template_text
 
 from farmhand.parsing.derived.analysis import Shape, analyze
 

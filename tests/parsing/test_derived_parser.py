@@ -13,7 +13,7 @@ from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tests.parsing import derived_templates as t
+from tests.support import derived_templates as t
 
 from farmhand.messages import StreamEvent, ToolCallDelta
 from farmhand.parsing.base import ParsedMessage, ParserOptions

@@ -4,7 +4,7 @@ from model names when no template is given; a `<tool_call>` tag alone does not m
 from __future__ import annotations
 
 import pytest
-from tests.parsing.corpus import template_family
+from tests.support.corpus import template_family
 
 from farmhand.parsing.registry import detect_family
 

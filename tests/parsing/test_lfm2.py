@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tests.parsing.corpus import CORPUS
 from tests.parsing.helpers import (
     arguments_text,
     events_of,
@@ -14,6 +13,7 @@ from tests.parsing.helpers import (
     splits,
     view,
 )
+from tests.support.corpus import CORPUS
 
 from farmhand.messages import ToolCallDelta
 from farmhand.parsing.lfm2 import Lfm2Parser

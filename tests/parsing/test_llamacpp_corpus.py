@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 import pytest
-from tests.parsing.corpus import Case, autoparser_cases, old_cases, parse
+from tests.support.corpus import Case, autoparser_cases, old_cases, parse
 
 # Rows where farmhand differs from llama.cpp on purpose: row id -> (why, what farmhand
 # gives instead, as fields that replace the row's expected ones). Still asserted.

@@ -4,7 +4,7 @@ from its template or its name."""
 from __future__ import annotations
 
 import pytest
-from tests.parsing.corpus import template_family, template_text
+from tests.support.corpus import template_family, template_text
 
 from farmhand.messages import ReasoningDelta, TextDelta
 from farmhand.parsing.base import ParserOptions

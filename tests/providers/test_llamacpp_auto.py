@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from tests.parsing import derived_templates
+from tests.support import derived_templates
 
 from farmhand.messages import (
     Finish,

@@ -13,8 +13,8 @@ from typing import Any
 
 import anyio
 import pytest
-from tests.toolsets.mcp.asking import asking
-from tests.toolsets.mcp.real_servers import everything_bin
+from tests.support.asking import asking
+from tests.support.real_servers import everything_bin
 
 from farmhand.config.models import McpServerConfig
 from farmhand.errors import AnswerError, ProviderError

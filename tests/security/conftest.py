@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.server.live import LiveServer, scripted_config
+from tests.support.live import LiveServer, scripted_config
 
 from farmhand.config.models import FarmhandConfig, ModelConfig
 from farmhand.messages import Finish, Message, StreamEvent, TextDelta

@@ -7,7 +7,7 @@ detached into a session of its own; it prints their pids and waits to be killed.
 from __future__ import annotations
 
 import anyio
-from tests.toolsets.mcp.real_servers import faults
+from tests.support.real_servers import faults
 
 from farmhand.toolsets.mcp.pool import MCPPool
 

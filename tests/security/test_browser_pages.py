@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 from tests.security.conftest import JSON_ROUTES, Farm, serve
-from tests.server.live import scripted_config
+from tests.support.live import scripted_config
 
 from farmhand.config.models import FarmhandConfig
 

@@ -16,7 +16,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 from tests.security.conftest import Farm
-from tests.server.live import LiveServer, scripted_config
+from tests.support.live import LiveServer, scripted_config
 
 from farmhand.server.app import create_app
 from farmhand.service.projects import API_MARKER

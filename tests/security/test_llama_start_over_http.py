@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from mcp import Client
-from tests.server.live import LiveServer
+from tests.support.live import LiveServer
 
 from farmhand.config.loader import load_config
 from farmhand.server.app import create_app

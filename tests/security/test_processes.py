@@ -16,7 +16,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from tests.toolsets.mcp.real_servers import alive, faults
+from tests.support.real_servers import alive, faults
 
 from farmhand.toolsets.mcp.connection import TIMEOUTS_BEFORE_RESTART
 from farmhand.toolsets.mcp.pool import MCPPool

@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import pytest
 from tests.security.conftest import CHAT, Farm, serve
-from tests.server.live import PANTRY_SERVER, scripted_config
+from tests.support.live import PANTRY_SERVER, scripted_config
 
 from farmhand.config.models import FarmhandConfig
 

@@ -11,8 +11,8 @@ from collections.abc import Iterator
 
 import pytest
 from tests.server import test_anthropic_api as anthropic
-from tests.server.live import LiveServer, scripted_config
 from tests.server.test_openai_api import Farm, Relay, start
+from tests.support.live import LiveServer, scripted_config
 
 from farmhand.providers.scripted import ScriptedProvider
 

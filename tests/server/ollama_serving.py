@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import uvicorn
-from tests.server.live import TESTS
+from tests.support.live import TESTS
 
 from farmhand.config.models import (
     FarmhandConfig,

@@ -12,7 +12,7 @@ import anthropic
 import httpx
 import pytest
 from anthropic import Anthropic
-from tests.server.live import LiveServer, scripted_config
+from tests.support.live import LiveServer, scripted_config
 
 from farmhand.config.models import FarmhandConfig
 from farmhand.messages import (

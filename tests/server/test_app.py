@@ -10,7 +10,7 @@ from typing import Any
 
 import anyio
 import httpx
-from tests.server.live import LiveServer, pantry_server, scripted_config
+from tests.support.live import LiveServer, pantry_server, scripted_config
 
 from farmhand.config.models import ModelConfig
 from farmhand.messages import Finish, Message, StreamEvent, TextDelta

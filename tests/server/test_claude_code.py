@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
-from tests.server.live import LiveServer, scripted_config
+from tests.support.live import LiveServer, scripted_config
 
 from farmhand.messages import Message as ChatMessage
 from farmhand.messages import ToolCall

@@ -13,8 +13,8 @@ from pathlib import Path
 import httpx
 import ollama
 import pytest
-from tests.models.gguf_files import TEMPLATE, tiny_model
 from tests.server.ollama_serving import make_config, serving
+from tests.support.gguf_files import TEMPLATE, tiny_model
 
 from farmhand.config.models import FarmhandConfig, ModelConfig
 from farmhand.models import assemble

@@ -13,7 +13,7 @@ import httpx
 import openai
 import pytest
 from openai import OpenAI
-from tests.server.live import PANTRY_SERVER, LiveServer, pantry_server, scripted_config
+from tests.support.live import PANTRY_SERVER, LiveServer, pantry_server, scripted_config
 
 from farmhand.config.models import FarmhandConfig, ModelConfig
 from farmhand.messages import Message, StreamEvent, ToolCall, Usage

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from openai import OpenAI
-from tests.server.live import LiveServer, scripted_config
+from tests.support.live import LiveServer, scripted_config
 
 from farmhand.messages import Finish, Message, StreamEvent, ToolCallEvent
 from farmhand.parsing.registry import parser_for

@@ -11,7 +11,7 @@ from typing import Any
 
 import httpx
 import pytest
-from tests.server.live import PANTRY_SERVER, LiveServer, scripted_config
+from tests.support.live import PANTRY_SERVER, LiveServer, scripted_config
 
 from farmhand.config.loader import load_config
 from farmhand.config.models import ModelConfig

@@ -11,9 +11,9 @@ from typing import Any
 import openai
 import pytest
 from openai import OpenAI
-from tests.server.live import LiveServer, pantry_server, scripted_config
 from tests.server.test_openai_api import Relay, start
-from tests.toolsets.mcp.real_servers import everything_over
+from tests.support.live import LiveServer, pantry_server, scripted_config
+from tests.support.real_servers import everything_over
 
 from farmhand.messages import Message, ToolCall
 from farmhand.providers.scripted import ScriptedProvider, Step

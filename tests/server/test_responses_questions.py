@@ -16,9 +16,9 @@ import httpx
 import openai
 import pytest
 from openai import OpenAI
-from tests.server.live import LiveServer, scripted_config
 from tests.server.test_openai_api import Relay
-from tests.toolsets.mcp.real_servers import everything_over
+from tests.support.live import LiveServer, scripted_config
+from tests.support.real_servers import everything_over
 
 from farmhand.config.models import McpServerConfig, ModelConfig
 from farmhand.messages import Message, ToolCall

@@ -3,80 +3,18 @@ graceful stop."""
 
 from __future__ import annotations
 
-import os
-import queue
 import signal
-import socket
 import subprocess
-import sys
-import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
 import pytest
 from openai import OpenAI
+from tests.support.real_servers import free_port
+from tests.support.serve_process import serving
 
 Farmhand = Callable[..., subprocess.CompletedProcess[str]]
-READY = "Application startup complete"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-class Served:
-    def __init__(self, process: subprocess.Popen[str], lines: queue.Queue[str | None]) -> None:
-        self.process = process
-        self.lines = lines
-
-    def stop(self) -> str:
-        """SIGTERM, then the rest of the log once the process has exited."""
-        self.process.send_signal(signal.SIGTERM)
-        self.process.wait(timeout=60)
-        rest: list[str] = []
-        while (line := self.lines.get(timeout=10)) is not None:
-            rest.append(line)
-        return "".join(rest)
-
-
-@contextmanager
-def serving(*args: str, cwd: Path, env: dict[str, str]) -> Iterator[Served]:
-    """`farmhand serve ARGS`, once uvicorn says the app has started (read from its log)."""
-    process = subprocess.Popen(
-        [sys.executable, "-m", "farmhand", "serve", *args],
-        cwd=cwd,
-        env={**os.environ, **env},
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    lines: queue.Queue[str | None] = queue.Queue()
-
-    def read() -> None:
-        assert process.stderr is not None
-        for line in process.stderr:
-            lines.put(line)
-        lines.put(None)
-
-    threading.Thread(target=read, daemon=True).start()
-    seen: list[str] = []
-    try:
-        while True:
-            line = lines.get(timeout=60)
-            if line is None:
-                raise AssertionError(f"farmhand serve exited early:\n{''.join(seen)}")
-            seen.append(line)
-            if READY in line:
-                break
-        yield Served(process, lines)
-    finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-            process.wait(timeout=60)
 
 
 def test_binding_beyond_loopback_needs_an_api_key(tmp_path: Path, farmhand_cli: Farmhand) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.server.live import pantry_server, scripted_config
+from tests.support.live import pantry_server, scripted_config
 
 from farmhand.config.models import McpServerConfig
 from farmhand.messages import Message

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from tests.toolsets.mcp.real_servers import everything_over
+from tests.support.real_servers import everything_over
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from mcp import types
-from tests.toolsets.mcp.asking import Scripted, asking
+from tests.support.asking import Scripted, asking
 
 from farmhand.config.models import McpServerConfig
 from farmhand.toolsets.mcp.approval import needs_approval

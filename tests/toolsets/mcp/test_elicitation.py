@@ -12,7 +12,7 @@ from typing import Any, cast
 import anyio
 import pytest
 from mcp import types
-from tests.toolsets.mcp.asking import Scripted, asking
+from tests.support.asking import Scripted, asking
 
 from farmhand.toolsets.mcp.callers import ServerCallers
 from farmhand.toolsets.mcp.client import MCPToolset

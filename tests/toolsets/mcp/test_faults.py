@@ -9,7 +9,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from tests.toolsets.mcp.real_servers import alive, faults
+from tests.support.real_servers import alive, faults
 
 from farmhand.config.models import McpServerConfig
 from farmhand.errors import ToolServerError

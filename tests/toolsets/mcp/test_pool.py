@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import anyio
 import pytest
-from tests.toolsets.mcp.real_servers import alive, faults
+from tests.support.real_servers import alive, faults
 
 from farmhand.errors import ToolServerError
 from farmhand.toolsets.mcp.client import MCPToolset

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
-from tests.toolsets.mcp.real_servers import faults
+from tests.support.real_servers import faults
 
 from farmhand.config.models import McpServerConfig
 from farmhand.errors import ConfigError

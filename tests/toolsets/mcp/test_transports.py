@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tests.toolsets.mcp.real_servers import FAULTS, everything_bin, free_port, listening
+from tests.support.real_servers import FAULTS, everything_bin, free_port, listening
 
 from farmhand.config.models import McpServerConfig
 from farmhand.toolsets.mcp.client import MCPToolset

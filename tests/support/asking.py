@@ -10,7 +10,7 @@ from typing import Any
 from farmhand.config.models import McpServerConfig
 from farmhand.toolsets.mcp.elicitation import Answer, Question
 
-ASKING = str(Path(__file__).parent / "servers" / "asking_server.py")
+ASKING = str(Path(__file__).parents[1] / "toolsets" / "mcp" / "servers" / "asking_server.py")
 
 
 def asking(name: str = "asking", **settings: Any) -> McpServerConfig:

@@ -16,7 +16,7 @@ from pathlib import Path
 from farmhand.config.models import McpServerConfig
 from farmhand.toolsets.mcp.known_servers import find_node_server
 
-SERVERS = Path(__file__).parent / "servers"
+SERVERS = Path(__file__).parents[1] / "toolsets" / "mcp" / "servers"
 FAULTS = str(SERVERS / "faults_server.py")
 LOCALHOST_ONLY = str(SERVERS / "listen_localhost.js")
 
