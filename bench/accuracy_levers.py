@@ -17,7 +17,11 @@ call tag); prompt (the prompt-based strategy); answer (after successful results,
 question and results as one plain message: `guidance.answer_turn`); another (after a call,
 push on to another when P(not ending) >= 0.05); firstgate (another, plus the gate at
 P(call) >= 0.8 on a conversation's first question only); longpush (another, with the end
-banned for six tokens instead of two); default (what the provider ships).
+banned for six tokens instead of two); groundextra (a further call of a turn kept only if a
+value it changes is in the user's text, else dropped and the turn stopped:
+`providers/grounding.py`); groundfirst, groundfirsthalf, groundfirstall (a first question's
+first call answered in text instead when none, under half, or not all of its required values
+are in the user's text); default (what the provider ships).
 
 Run: .venv/bin/python bench/accuracy_levers.py [SUITE] [--variants a,b] [--limit N]
      [--category C] [--json FILE]         SUITE: builtin (default), bfcl:slice, a JSONL file
@@ -46,6 +50,7 @@ from farmhand.providers.base import Provider
 from farmhand.providers.call_gate import GateThresholds
 from farmhand.providers.llamacpp import LlamaCppProvider, load_llama
 from farmhand.providers.prompt_based import PromptBasedProvider
+from farmhand.providers.turn_calls import ANY_GROUNDED
 
 GATE = GateThresholds(call=0.5, after_result=0.9)
 ANOTHER = GateThresholds(call=None, after_result=None, another=0.05)
@@ -71,6 +76,10 @@ VARIANTS: dict[str, Builder] = {
     "another": lambda llama: LlamaCppProvider(llama, call_gate=ANOTHER, answer_after_results=False),
     "firstgate": lambda llama: LlamaCppProvider(llama, call_gate=FIRST_GATE),
     "longpush": lambda llama: LlamaCppProvider(llama, call_gate=LONG_PUSH),
+    "groundextra": lambda llama: LlamaCppProvider(llama, ground_extra=True),
+    "groundfirst": lambda llama: LlamaCppProvider(llama, ground_first=ANY_GROUNDED),
+    "groundfirsthalf": lambda llama: LlamaCppProvider(llama, ground_first=0.5),
+    "groundfirstall": lambda llama: LlamaCppProvider(llama, ground_first=1.0),
     "default": lambda llama: LlamaCppProvider(llama),  # what the provider ships
 }
 
