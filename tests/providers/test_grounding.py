@@ -125,8 +125,10 @@ def test_a_further_call_that_only_flips_a_flag_is_not_kept() -> None:
     evidence = ev("Friends on Netflix, and Hulu, sorted by rating")
     assert not further_call_grounded(flipped, [first], {"shows": SHOWS}, evidence)
     hulu = ToolCall("shows", {"service": "Hulu", "shows": ["Friends"], "sort": True})
-    # Against the nearest earlier call: only the service changed, and the user wrote it.
-    assert further_call_grounded(hulu, [first, flipped], {"shows": SHOWS}, evidence)
+    assert further_call_grounded(hulu, [first], {"shows": SHOWS}, evidence)
+    # Against every earlier call: Hulu unsorted differs from Hulu sorted by a flag only.
+    hulu_flipped = ToolCall("shows", {"service": "Hulu", "shows": ["Friends"], "sort": False})
+    assert not further_call_grounded(hulu_flipped, [first, hulu], {"shows": SHOWS}, evidence)
 
 
 def test_a_further_call_of_another_tool_needs_one_grounded_value_or_none_to_judge() -> None:

@@ -110,24 +110,26 @@ def further_call_grounded(
     schemas: Mapping[str, Mapping[str, Any]],
     evidence: Evidence,
 ) -> bool:
-    """Whether a call after the turn's first is one the user asked for. Beside an earlier
-    call of the same tool, the values it changes (against the nearest such call) must
-    include one the text holds: a call that only varies a value the user never wrote, or
-    only flips a flag or a default, is the model sweeping on by itself. A call of another
-    tool must not rest on invented values alone: one grounded value, or none to judge."""
+    """Whether a call after the turn's first is one the user asked for. Against each
+    earlier call of the same tool, the values it changes must include one the text holds: a
+    call that only varies a value the user never wrote, or only flips a flag, an enum or a
+    default (Cairo in fahrenheit after Cairo in celsius), is the model sweeping on by
+    itself. A call of another tool must not rest on invented values alone: one grounded
+    value, or none to judge."""
     fields = _mapping(_mapping(schemas.get(call.name)).get("properties"))
     same = [c for c in earlier if c.name == call.name]
     if not same:
         found = [status(v, _mapping(fields.get(k)), evidence) for k, v in call.arguments.items()]
         return "grounded" in found or "ungrounded" not in found
-    nearest = min(same, key=lambda c: len(_changed(call, c)))
-    found = [
-        s
-        for key in _changed(call, nearest)
-        if key in call.arguments
-        for s in leaf_statuses(call.arguments[key], _mapping(fields.get(key)), evidence)
-    ]
-    return "grounded" in found
+    return all(
+        any(
+            s == "grounded"
+            for key in _changed(call, other)
+            if key in call.arguments
+            for s in leaf_statuses(call.arguments[key], _mapping(fields.get(key)), evidence)
+        )
+        for other in same
+    )
 
 
 def grounded_share(
