@@ -119,7 +119,7 @@ async def test_an_ungrounded_first_call_is_answered_in_text_instead() -> None:
     assert "".join(e.text for e in events if isinstance(e, TextDelta)) == answer
     # The second generation had the gate answer: the tokens that start a call banned.
     steer = llama.samplings[1].steer
-    assert isinstance(steer, TurnGate) and steer.limit == math.inf
+    assert isinstance(steer, TurnGate) and steer.limit == math.inf and not steer.answer_fence
     finish = events[-1]
     assert isinstance(finish, Finish) and finish.reason == "stop"
     assert finish.usage.completion_tokens == sum(llama.written)  # both generations count

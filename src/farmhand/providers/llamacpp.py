@@ -326,8 +326,10 @@ class LlamaCppProvider:
                         break  # leaving the loop closes the generator, which stops llama.cpp
             if calls.answer_instead:
                 # The first call rested on nothing the user wrote: the same prompt again,
-                # answered in text (the gate bans the tokens that start a call).
-                answering = self._sampling(settings, spec, TurnGate(self.llama, math.inf))
+                # answered in text (the gate bans the tokens that start a call, the code
+                # fence too, in which the model would write its call as text).
+                gate = TurnGate(self.llama, math.inf, answer_fence=False)
+                answering = self._sampling(settings, spec, gate)
                 stops = StopStrings(settings.stop)
                 generation = self._generate(prompt_tokens, max_tokens, stops, answering)
                 first_pass = completion_tokens
