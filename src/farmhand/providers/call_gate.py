@@ -10,8 +10,8 @@ small models write calls as bare or fenced JSON as often as in tags) and decides
   is one of the call starts (most likely first); with `first_question_only`, `call` is
   used only for a conversation's first question and later ones are left to the model;
 - otherwise the turn answers: the call starts (except the fence, which also opens code,
-  unless `answer_fence` is off) are banned at the first token, and `TurnGate.answering` tells the provider to read the turn
-  as text, not calls;
+  unless `answer_fence` is off) are banned at the first token, and `TurnGate.answering`
+  tells the provider to read the turn as text, not calls;
 - after a complete call (the provider says so with `call_written`), if P(anything but the
   end of the turn) >= `another`, the end is banned for `push_tokens` tokens, so a model that
   was about to stop after one call of several goes on (a call it repeats is dropped by the
