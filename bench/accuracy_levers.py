@@ -21,7 +21,8 @@ banned for six tokens instead of two); groundextra (a further call of a turn kep
 value it changes is in the user's text, else dropped and the turn stopped:
 `providers/grounding.py`); groundfirst, groundfirsthalf, groundfirstall (a first question's
 first call answered in text instead when none, under half, or not all of its required values
-are in the user's text); default (what the provider ships).
+are in the user's text); grounded (groundextra and groundfirsthalf); default (what the
+provider ships).
 
 Run: .venv/bin/python bench/accuracy_levers.py [SUITE] [--variants a,b] [--limit N]
      [--category C] [--json FILE]         SUITE: builtin (default), bfcl:slice, a JSONL file
@@ -80,6 +81,7 @@ VARIANTS: dict[str, Builder] = {
     "groundfirst": lambda llama: LlamaCppProvider(llama, ground_first=ANY_GROUNDED),
     "groundfirsthalf": lambda llama: LlamaCppProvider(llama, ground_first=0.5),
     "groundfirstall": lambda llama: LlamaCppProvider(llama, ground_first=1.0),
+    "grounded": lambda llama: LlamaCppProvider(llama, ground_extra=True, ground_first=0.5),
     "default": lambda llama: LlamaCppProvider(llama),  # what the provider ships
 }
 

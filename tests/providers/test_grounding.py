@@ -55,6 +55,8 @@ def ev(text: str) -> Evidence:
         (2_000_000, "an income of 2 million"),
         (3, "three bedrooms"),
         (1.888334, "coordinates 46.603354,1.8883340"),
+        (2e-9, "charges of 1e-9 and 2e-9"),
+        (2_000_000, "a net income of $2,000,000, and dividends"),
     ],
 )
 def test_values_the_user_wrote_are_grounded(value: Any, text: str) -> None:
@@ -82,6 +84,8 @@ def test_flags_defaults_and_unwritten_enum_members_are_neutral() -> None:
     assert status("celsius", fields["unit"], text) == "neutral"
     assert status("", {}, text) == "neutral"
     assert status(None, {}, text) == "neutral"
+    assert status("USD", {}, ev("250 US dollars")) == "neutral"  # a code derived from a name
+    assert status("Usd", {}, ev("250 US dollars")) == "ungrounded"
     # An enum member the user did write grounds like any string.
     assert status("fahrenheit", fields["unit"], ev("in fahrenheit please")) == "grounded"
     # A list is ungrounded as soon as one of its items is.

@@ -11,12 +11,15 @@ What a value counts as (each leaf of an argument: list items and object fields o
 - a string is grounded when the text holds it (case-insensitive, whitespace collapsed), or
   holds more than half of its words ("Los Angeles, CA" against "Los Angeles");
 - a number is grounded when it equals a number written in the text, sign ignored ("b = -11"
-  is often written "- 11x"): digits with an optional decimal part, thousands written with
-  commas ("$300,000"), a percentage also as its fraction (5% is 0.05 too), a number
-  followed by thousand/million/billion also multiplied, and the words zero to twelve;
+  is often written "- 11x"): digits with an optional decimal part and exponent (1e-9),
+  thousands written with commas ("$2,000,000"), a percentage also as its fraction (5% is
+  0.05 too), a number followed by thousand/million/billion also multiplied, and the words
+  zero to twelve;
 - neutral, neither grounded nor not: booleans and nulls, the schema's default, an enum
-  member the text does not hold, an empty string. They are choices, not facts the user
-  must have stated, so they cannot make a call ungrounded; nor can they ground one.
+  member the text does not hold, an empty string, and a code of two to four capitals the
+  text does not hold (USD for "US dollars", CA for California: derived, not invented).
+  They are choices, not facts the user must have stated, so they cannot make a call
+  ungrounded; nor can they ground one.
 
 Only the first 100,000 characters of the conversation are read (enough for any question a
 small model's context holds).
@@ -35,9 +38,11 @@ from farmhand.messages import Message, ToolCall
 Status = Literal["grounded", "ungrounded", "neutral"]
 LIMIT = 100_000
 _WORD = re.compile(r"[^\W_]+")
-_NUMBER = re.compile(r"\d*\.\d+|\d+")
+_NUMBER = re.compile(r"(?:\d*\.\d+|\d+)(?:e[-+]?\d+)?")  # casefolded: 1e-9 too
 # "300,000" and "1,250.5"; not the "5,10" of a list, which _NUMBER reads as 5 and 10.
-_GROUPED = re.compile(r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\d,])")
+_GROUPED = re.compile(r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?!\d|,\d)")
+# USD, JPY, CA, IL: a code the model derives from a name the user wrote ("US dollars").
+_CODE = re.compile(r"[A-Z]{2,4}")
 _SCALED = re.compile(r"(\d*\.\d+|\d+)\s*(%|percent\b|thousand\b|million\b|billion\b)")
 _SCALES = {"%": 0.01, "percent": 0.01, "thousand": 1e3, "million": 1e6, "billion": 1e9}
 _NUMBER_WORDS = (
@@ -166,6 +171,8 @@ def _leaf(value: Any, schema: Mapping[str, Any], evidence: Evidence) -> Status:
         return "neutral"
     if written:
         return "grounded"
+    if isinstance(value, str) and _CODE.fullmatch(value.strip()):
+        return "neutral"
     enum = schema.get("enum")
     return "neutral" if isinstance(enum, list) and value in enum else "ungrounded"
 
