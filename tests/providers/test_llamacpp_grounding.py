@@ -97,9 +97,10 @@ async def test_a_further_call_nobody_asked_for_is_dropped_and_ends_the_turn() ->
     assert isinstance(finish, Finish) and finish.reason == "tool_calls"
 
 
-async def test_without_the_switch_every_distinct_call_is_kept() -> None:
+async def test_with_the_switch_off_every_distinct_call_is_kept() -> None:
     llama = Replies(call(5) + call(10) + call(15))
-    events = await turn(LlamaCppProvider(llama), "Factorials of 5 and 15.")
+    provider = LlamaCppProvider(llama, ground_extra=False)
+    events = await turn(provider, "Factorials of 5 and 15.")
     assert calls_of(events) == [5, 10, 15]
 
 
