@@ -10,14 +10,21 @@ Every variant runs on the same loaded model, the same suite and greedy decoding,
 case (`farmhand.eval`); the table has one column per variant, and the deltas against the
 baseline follow it.
 
-Variants, each one lever on the baseline: rules (`prompting/guidance.py` in the system
-prompt); gate (`providers/call_gate.py`: call only if the first tokens that start a call
-weigh >= 0.5 in all, >= 0.9 after a tool result); lazy (the tool grammar, triggered at the
-call tag); prompt (the prompt-based strategy); answer (after successful results, the
-question and results as one plain message: `guidance.answer_turn`); another (after a call,
-push on to another when P(not ending) >= 0.05); firstgate (another, plus the gate at
-P(call) >= 0.8 on a conversation's first question only); longpush (another, with the end
-banned for six tokens instead of two); default (what the provider ships).
+Variants, each one lever on the baseline (the grounding levers off in all but groundextra,
+groundfirst*, grounded and default, as the provider was before them): rules
+(`prompting/guidance.py` in the system prompt); gate (`providers/call_gate.py`: call only if
+the first tokens that start a call weigh >= 0.5 in all, >= 0.9 after a tool result); lazy
+(the tool grammar, triggered at the call tag); prompt (the prompt-based strategy); answer
+(after successful results, the question and results as one plain message:
+`guidance.answer_turn`); another (after a call, push on to another when P(not ending) >=
+0.05); firstgate (another, plus the gate at P(call) >= 0.8 on a conversation's first
+question only); longpush (another, with the end banned for six tokens instead of two);
+ungrounded (what the provider ships, the grounding levers off); groundextra (ungrounded,
+plus: a further call of a turn kept only if a value it changes is in the user's text, else
+dropped and the turn stopped: `providers/grounding.py`); groundfirst, groundfirsthalf,
+groundfirstall (ungrounded, plus: a first question's first call answered in text instead
+when none, under half, or not all of its required values are in the user's text);
+grounded (groundextra and groundfirsthalf); default (what the provider ships: grounded).
 
 Run: .venv/bin/python bench/accuracy_levers.py [SUITE] [--variants a,b] [--limit N]
      [--category C] [--json FILE]         SUITE: builtin (default), bfcl:slice, a JSONL file
@@ -46,6 +53,7 @@ from farmhand.providers.base import Provider
 from farmhand.providers.call_gate import GateThresholds
 from farmhand.providers.llamacpp import LlamaCppProvider, load_llama
 from farmhand.providers.prompt_based import PromptBasedProvider
+from farmhand.providers.turn_calls import ANY_GROUNDED
 
 GATE = GateThresholds(call=0.5, after_result=0.9)
 ANOTHER = GateThresholds(call=None, after_result=None, another=0.05)
@@ -54,23 +62,41 @@ ANOTHER = GateThresholds(call=None, after_result=None, another=0.05)
 FIRST_GATE = GateThresholds(call=0.8, after_result=None, another=0.05, first_question_only=True)
 # The shipped push-on, the end of the turn banned for six tokens instead of two.
 LONG_PUSH = GateThresholds(call=None, after_result=None, another=0.05, push_tokens=6)
+# The provider before the grounding levers (both on by default since they were measured).
+OFF: dict[str, Any] = {"ground_extra": False, "ground_first": None}
 Builder = Callable[[Any], Provider]
 VARIANTS: dict[str, Builder] = {
-    "baseline": lambda llama: LlamaCppProvider(llama, call_gate=None, answer_after_results=False),
-    "rules": lambda llama: LlamaCppProvider(
-        llama, tool_rules=TOOL_RULES, call_gate=None, answer_after_results=False
+    "baseline": lambda llama: LlamaCppProvider(
+        llama, call_gate=None, answer_after_results=False, **OFF
     ),
-    "gate": lambda llama: LlamaCppProvider(llama, call_gate=GATE, answer_after_results=False),
+    "rules": lambda llama: LlamaCppProvider(
+        llama, tool_rules=TOOL_RULES, call_gate=None, answer_after_results=False, **OFF
+    ),
+    "gate": lambda llama: LlamaCppProvider(
+        llama, call_gate=GATE, answer_after_results=False, **OFF
+    ),
     "lazy": lambda llama: LlamaCppProvider(
-        llama, constrained=True, call_gate=None, answer_after_results=False
+        llama, constrained=True, call_gate=None, answer_after_results=False, **OFF
     ),
     "prompt": lambda llama: PromptBasedProvider(
-        LlamaCppProvider(llama, call_gate=None, answer_after_results=False)
+        LlamaCppProvider(llama, call_gate=None, answer_after_results=False, **OFF)
     ),
-    "answer": lambda llama: LlamaCppProvider(llama, call_gate=None, answer_after_results=True),
-    "another": lambda llama: LlamaCppProvider(llama, call_gate=ANOTHER, answer_after_results=False),
-    "firstgate": lambda llama: LlamaCppProvider(llama, call_gate=FIRST_GATE),
-    "longpush": lambda llama: LlamaCppProvider(llama, call_gate=LONG_PUSH),
+    "answer": lambda llama: LlamaCppProvider(
+        llama, call_gate=None, answer_after_results=True, **OFF
+    ),
+    "another": lambda llama: LlamaCppProvider(
+        llama, call_gate=ANOTHER, answer_after_results=False, **OFF
+    ),
+    "firstgate": lambda llama: LlamaCppProvider(llama, call_gate=FIRST_GATE, **OFF),
+    "longpush": lambda llama: LlamaCppProvider(llama, call_gate=LONG_PUSH, **OFF),
+    "ungrounded": lambda llama: LlamaCppProvider(llama, **OFF),
+    "groundextra": lambda llama: LlamaCppProvider(llama, ground_extra=True, ground_first=None),
+    "groundfirst": lambda llama: LlamaCppProvider(
+        llama, ground_extra=False, ground_first=ANY_GROUNDED
+    ),
+    "groundfirsthalf": lambda llama: LlamaCppProvider(llama, ground_extra=False, ground_first=0.5),
+    "groundfirstall": lambda llama: LlamaCppProvider(llama, ground_extra=False, ground_first=1.0),
+    "grounded": lambda llama: LlamaCppProvider(llama, ground_extra=True, ground_first=0.5),
     "default": lambda llama: LlamaCppProvider(llama),  # what the provider ships
 }
 

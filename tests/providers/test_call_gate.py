@@ -44,6 +44,11 @@ def test_unlikely_call_answers_and_bans_call_starts_but_not_the_fence() -> None:
     assert np.isneginf(values[PIECES.index('{"')])
     assert np.isneginf(values[PIECES.index("<tool_call>")])
     assert np.isfinite(values[PIECES.index("```")])  # a code answer may still open a fence
+    # Unless the gate is told the model wants a call it must not make: then the fence too.
+    values = logits(Sure=0.5, brace=0.3, fence=0.15, tag=0.05)
+    TurnGate(Vocabulary(), 0.5, answer_fence=False)([], values)
+    assert np.isneginf(values[PIECES.index("```")])
+    assert PIECES[int(np.argmax(values))] == "Sure"
 
 
 def test_after_a_result_the_bar_is_higher_and_later_tokens_are_left_alone() -> None:

@@ -9,9 +9,9 @@ small models write calls as bare or fenced JSON as often as in tags) and decides
   (answer from the results unless the model is sure it needs more); then the first token
   is one of the call starts (most likely first); with `first_question_only`, `call` is
   used only for a conversation's first question and later ones are left to the model;
-- otherwise the turn answers: the call starts (except the fence, which also opens code) are
-  banned at the first token, and `TurnGate.answering` tells the provider to read the turn
-  as text, not calls;
+- otherwise the turn answers: the call starts (except the fence, which also opens code,
+  unless `answer_fence` is off) are banned at the first token, and `TurnGate.answering`
+  tells the provider to read the turn as text, not calls;
 - after a complete call (the provider says so with `call_written`), if P(anything but the
   end of the turn) >= `another`, the end is banned for `push_tokens` tokens, so a model that
   was about to stop after one call of several goes on (a call it repeats is dropped by the
@@ -60,10 +60,18 @@ class TurnGate:
     """The gate for one turn: a `llama_sampling.Steer`, and what it decided."""
 
     def __init__(
-        self, llama: Any, limit: float | None, thresholds: GateThresholds = GateThresholds()
+        self,
+        llama: Any,
+        limit: float | None,
+        thresholds: GateThresholds = GateThresholds(),
+        *,
+        answer_fence: bool = True,
     ) -> None:
         self.llama = llama
         self.limit = limit
+        # Answering, may the first token open a code fence? Not when the model is known to
+        # want a call: it would write the call as a fenced block of text.
+        self.answer_fence = answer_fence
         self.thresholds = thresholds
         self.p_call: float | None = None
         self.answering = False
@@ -90,7 +98,7 @@ class TurnGate:
             logits[others] = -np.inf
             return
         self.answering = True
-        banned = [t for t in calls if starts[t] not in OPENS_TEXT_TOO]
+        banned = [t for t in calls if not (self.answer_fence and starts[t] in OPENS_TEXT_TOO)]
         if banned:
             logits[banned] = -np.inf
 

@@ -1,0 +1,139 @@
+"""The embedded provider's grounding switches on a scripted model (test_llamacpp_auto's
+stand-in, a character a token): an ungrounded further call is dropped whole and ends the
+turn; an ungrounded first call is answered again in text, with calls banned."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from tests.models.gguf_files import TEMPLATE
+from tests.providers.test_llamacpp_auto import EOS, ScriptedLlama
+
+from farmhand.messages import (
+    Finish,
+    Message,
+    StreamEvent,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallEvent,
+)
+from farmhand.providers.base import GenerationSettings
+from farmhand.providers.call_gate import TurnGate
+from farmhand.providers.llama_sampling import Sampling
+from farmhand.providers.llamacpp import LlamaCppProvider
+from farmhand.providers.turn_calls import ANY_GROUNDED
+from farmhand.tools.definition import ToolDefinition
+
+pytestmark = pytest.mark.anyio
+
+# A chat template that offers tools in the Hermes way, so calls are read as <tool_call> JSON.
+HERMES = TEMPLATE.replace(
+    "{% for message",
+    "{% if tools %}<|im_start|>system\n<tools>{{ tools | tojson }}</tools> Call as"
+    ' <tool_call>{"name": ..., "arguments": ...}</tool_call><|im_end|>\n{% endif %}'
+    "{% for message",
+)
+FACTORIAL = ToolDefinition(
+    "factorial",
+    parameters={
+        "type": "object",
+        "properties": {"number": {"type": "integer"}},
+        "required": ["number"],
+    },
+)
+
+
+def call(number: int) -> str:
+    return f'<tool_call>{{"name": "factorial", "arguments": {{"number": {number}}}}}</tool_call>'
+
+
+class Replies(ScriptedLlama):
+    """Writes the next reply at each generation, and keeps what each was sampled with."""
+
+    def __init__(self, *replies: str) -> None:
+        super().__init__(HERMES, "")
+        self.replies = list(replies)
+        self.samplings: list[Sampling] = []
+        self.written: list[int] = []  # tokens handed out, per generation
+
+    def sample(self, sampling: Sampling) -> Iterator[int]:
+        self.samplings.append(sampling)
+        self.written.append(0)
+        for character in self.replies.pop(0):
+            self.written[-1] += 1
+            yield ord(character)
+        yield EOS
+
+
+@pytest.fixture(autouse=True)
+def scripted_sampling(monkeypatch: pytest.MonkeyPatch) -> None:
+    def sample_tokens(llama: Replies, prompt: list[int], sampling: Sampling, *_: Any) -> Any:
+        return llama.sample(sampling)
+
+    monkeypatch.setattr("farmhand.providers.llamacpp.sample_tokens", sample_tokens)
+
+
+async def turn(provider: LlamaCppProvider, question: str) -> list[StreamEvent]:
+    messages = [Message.user(question)]
+    return [e async for e in provider.stream(messages, [FACTORIAL], GenerationSettings())]
+
+
+def calls_of(events: list[StreamEvent]) -> list[int]:
+    return [e.call.arguments["number"] for e in events if isinstance(e, ToolCallEvent)]
+
+
+async def test_a_further_call_nobody_asked_for_is_dropped_and_ends_the_turn() -> None:
+    sweep = call(5) + call(10) + call(20) + call(15)
+    llama = Replies(sweep)
+    events = await turn(LlamaCppProvider(llama, ground_extra=True), "Factorials of 5 and 15.")
+    assert calls_of(events) == [5]  # 10 and 20 were never asked for: the turn ended at 10
+    # The dropped call left nothing in the stream, not even its deltas.
+    assert [e.index for e in events if isinstance(e, ToolCallDelta) and e.name] == [0]
+    assert llama.written[0] < len(sweep)  # generation stopped there
+    finish = events[-1]
+    assert isinstance(finish, Finish) and finish.reason == "tool_calls"
+
+
+async def test_with_the_switch_off_every_distinct_call_is_kept() -> None:
+    llama = Replies(call(5) + call(10) + call(15))
+    provider = LlamaCppProvider(llama, ground_extra=False)
+    events = await turn(provider, "Factorials of 5 and 15.")
+    assert calls_of(events) == [5, 10, 15]
+
+
+async def test_grounded_further_calls_are_all_kept() -> None:
+    llama = Replies(call(5) + call(10) + call(15))
+    provider = LlamaCppProvider(llama, ground_extra=True)
+    events = await turn(provider, "Find the factorial of 5,10 and 15.")
+    assert calls_of(events) == [5, 10, 15]
+
+
+async def test_an_ungrounded_first_call_is_answered_in_text_instead() -> None:
+    answer = "No tool here computes an integral."
+    llama = Replies(call(7), answer)
+    provider = LlamaCppProvider(llama, ground_first=ANY_GROUNDED)
+    events = await turn(provider, "Integrate x^2 from a to b.")
+    assert not [e for e in events if isinstance(e, ToolCallEvent | ToolCallDelta)]
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == answer
+    # The second generation had the gate answer: the tokens that start a call banned.
+    steer = llama.samplings[1].steer
+    assert isinstance(steer, TurnGate) and steer.limit == math.inf and not steer.answer_fence
+    finish = events[-1]
+    assert isinstance(finish, Finish) and finish.reason == "stop"
+    assert finish.usage.completion_tokens == sum(llama.written)  # both generations count
+
+
+async def test_a_grounded_first_call_and_a_later_question_are_left_alone() -> None:
+    provider = LlamaCppProvider(Replies(call(5)), ground_first=1.0)
+    assert calls_of(await turn(provider, "The factorial of 5?")) == [5]
+    later = [
+        Message.user("Integrate x^2."),
+        Message.assistant("I cannot."),
+        Message.user("Then any factorial."),
+    ]
+    provider = LlamaCppProvider(Replies(call(7)), ground_first=1.0)
+    events = [e async for e in provider.stream(later, [FACTORIAL], GenerationSettings())]
+    assert calls_of(events) == [7]  # only a conversation's first question is judged
