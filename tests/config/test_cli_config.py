@@ -146,6 +146,7 @@ def test_show_prints_the_resolved_config_with_secrets_masked(config_file: Path) 
         "text_tool_calls": True,
         "constrained": False,
         "prefix_cache": True,
+        "grounding": True,
         "tools": [],
         "prompts": [],
         "default": False,

@@ -379,6 +379,7 @@ def test_model_fields_match_the_documented_layout() -> None:
         "text_tool_calls",
         "constrained",
         "prefix_cache",
+        "grounding",
         "mcp_servers",
         "tools",
         "prompts",

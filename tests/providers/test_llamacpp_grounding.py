@@ -9,8 +9,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from tests.models.gguf_files import TEMPLATE
 from tests.providers.test_llamacpp_auto import EOS, ScriptedLlama
+from tests.support.gguf_files import TEMPLATE
 
 from farmhand.messages import (
     Finish,

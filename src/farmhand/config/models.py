@@ -224,6 +224,10 @@ class ModelConfig(_Strict):
     prefix_cache: bool = True
     """Embedded model: save the KV state of the prompt's head (system prompt and tools) under
     $FARMHAND_HOME/kv/ and restore it in the next run, which then processes only the rest."""
+    grounding: bool = True
+    """Embedded model: drop tool calls whose values the user never wrote (a further call in a
+    turn, and a first question's call with under half of its required values grounded,
+    which is then answered in text); see providers/grounding.py."""
     mcp_servers: list[str] | None = None
     """MCP servers this model may use: omitted = all, [] = none, a list = only those."""
     tools: list[InlineToolConfig] = []

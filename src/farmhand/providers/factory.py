@@ -50,6 +50,7 @@ def _backend(
         from farmhand.models.assemble import ensure_model
         from farmhand.models.catalog import DEFAULT_MODEL
         from farmhand.providers.llamacpp import (
+            DEFAULT_GROUND_FIRST,
             DEFAULT_N_CTX,
             DEFAULT_TEMPERATURE,
             LlamaCppProvider,
@@ -69,6 +70,8 @@ def _backend(
             constrained=model.constrained,
             tool_parser=model.tool_parser,
             prefix_cache=model.prefix_cache,
+            ground_extra=model.grounding,
+            ground_first=DEFAULT_GROUND_FIRST if model.grounding else None,
         )
     if model.provider in DEFAULT_BASE_URLS:
         from farmhand.providers.openai_compat import OpenAICompatProvider
