@@ -10,8 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from tests.server import test_anthropic_api as anthropic
-from tests.server.test_openai_api import Farm, Relay, start
+from tests.support.farms import AnthropicFarm, Farm, Relay, start
 from tests.support.live import LiveServer, scripted_config
 
 from farmhand.providers.scripted import ScriptedProvider
@@ -35,17 +34,17 @@ def farm(shared: tuple[LiveServer, Relay]) -> Iterator[Farm]:
 @pytest.fixture(scope="module")
 def anthropic_shared(
     tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[tuple[LiveServer, anthropic.Relay]]:
-    server, relay = anthropic.start(tmp_path_factory.mktemp("home"))
+) -> Iterator[tuple[LiveServer, Relay]]:
+    server, relay = start(tmp_path_factory.mktemp("home"))
     with server:
         yield server, relay
 
 
 @pytest.fixture
 def anthropic_farm(
-    anthropic_shared: tuple[LiveServer, anthropic.Relay],
-) -> Iterator[anthropic.Farm]:
+    anthropic_shared: tuple[LiveServer, Relay],
+) -> Iterator[AnthropicFarm]:
     server, relay = anthropic_shared
     relay.script = ScriptedProvider()
-    yield anthropic.Farm(server, relay)
+    yield AnthropicFarm(server, relay)
     relay.script.assert_done()

@@ -4,7 +4,7 @@ scripted model turns; farmhand's own /mcp over streamable HTTP as the MCP connec
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -12,20 +12,18 @@ import anthropic
 import httpx
 import pytest
 from anthropic import Anthropic
+from tests.support.farms import USER, AnthropicFarm, start
 from tests.support.live import LiveServer, scripted_config
 
-from farmhand.config.models import FarmhandConfig
 from farmhand.messages import (
     Finish,
     Message,
-    StreamEvent,
     TextDelta,
     ToolCall,
     ToolCallDelta,
     ToolCallEvent,
     Usage,
 )
-from farmhand.providers.base import GenerationSettings
 from farmhand.providers.scripted import ScriptedProvider, Step
 from farmhand.server.app import create_app
 from farmhand.tools.choice import NONE, REQUIRED, ToolChoice
@@ -40,66 +38,10 @@ WEATHER = {
         "required": ["city"],
     },
 }
-USER = [{"role": "user", "content": "hello"}]
-
-
-class Relay:
-    """The provider the server builds once: plays the test's script, and counts tokens as
-    one per word of every message and tool (a test double for a real tokenizer)."""
-
-    name = "relay"
-
-    def __init__(self) -> None:
-        self.script = ScriptedProvider()
-        self.counted: list[tuple[list[Message], list[str]]] = []
-
-    def stream(
-        self,
-        messages: Sequence[Message],
-        tools: Sequence[ToolDefinition],
-        settings: GenerationSettings,
-    ) -> AsyncIterator[StreamEvent]:
-        return self.script.stream(messages, tools, settings)
-
-    async def count_tokens(
-        self, messages: Sequence[Message], tools: Sequence[ToolDefinition]
-    ) -> int:
-        self.counted.append((list(messages), [t.name for t in tools]))
-        words = sum(len(m.content.split()) for m in messages)
-        return words + sum(len(t.description.split()) for t in tools)
-
-    async def aclose(self) -> None:
-        await self.script.aclose()
-
-
-class Farm:
-    def __init__(self, server: LiveServer, relay: Relay, key: str = "unused") -> None:
-        self.server = server
-        self.relay = relay
-        self.script = relay.script
-        self.client = Anthropic(base_url=server.url, api_key=key, max_retries=0)
-        self.http = httpx.Client(base_url=server.url, timeout=30, headers={"x-api-key": key})
-
-    def ask(self, messages: Any = None, **extra: Any) -> Any:
-        extra.setdefault("max_tokens", 100)
-        return self.client.messages.create(model="farm", messages=messages or USER, **extra)
-
-
-def start(
-    tmp_path: Path, config: FarmhandConfig | None = None, keys: Sequence[str] = ()
-) -> tuple[LiveServer, Relay]:
-    relay = Relay()
-    app = create_app(
-        config or scripted_config(),
-        home=tmp_path,
-        provider_factory=lambda _: relay,
-        api_keys=keys,
-    )
-    return LiveServer(app), relay
 
 
 @pytest.fixture
-def farm(anthropic_farm: Farm) -> Farm:
+def farm(anthropic_farm: AnthropicFarm) -> AnthropicFarm:
     """conftest's Anthropic farm, under the name this module's tests use."""
     return anthropic_farm
 
@@ -107,7 +49,7 @@ def farm(anthropic_farm: Farm) -> Farm:
 # Replies
 
 
-def test_a_text_reply_is_a_message(farm: Farm) -> None:
+def test_a_text_reply_is_a_message(farm: AnthropicFarm) -> None:
     farm.script.add(Step.text("Hello from the farm.", usage=Usage(12, 5)))
     reply = farm.ask(
         stop_sequences=["END", "STOP"],
@@ -127,7 +69,7 @@ def test_a_text_reply_is_a_message(farm: Farm) -> None:
     assert settings.stop == ("END", "STOP")
 
 
-def test_system_as_string_blocks_and_messages_reach_the_model(farm: Farm) -> None:
+def test_system_as_string_blocks_and_messages_reach_the_model(farm: AnthropicFarm) -> None:
     def sees(messages: Sequence[Message], _: Sequence[ToolDefinition]) -> None:
         assert [(m.role, m.content) for m in messages] == [
             ("system", "Be brief. Be kind."),
@@ -158,14 +100,14 @@ def test_system_as_string_blocks_and_messages_reach_the_model(farm: Farm) -> Non
     assert [m.content for m in farm.script.requests[1].messages] == ["Be brief.", "hello"]
 
 
-def test_max_tokens_cut_is_stop_reason_max_tokens(farm: Farm) -> None:
+def test_max_tokens_cut_is_stop_reason_max_tokens(farm: AnthropicFarm) -> None:
     farm.script.add([TextDelta("cut sh"), Finish("length")])
     reply = farm.ask(max_tokens=2)
     assert reply.stop_reason == "max_tokens"
     assert farm.script.requests[0].settings.max_tokens == 2
 
 
-def test_reasoning_is_a_thinking_block(farm: Farm) -> None:
+def test_reasoning_is_a_thinking_block(farm: AnthropicFarm) -> None:
     farm.script.add(Step.text("42.", reasoning="Six times seven."))
     reply = farm.ask()
     assert [b.type for b in reply.content] == ["thinking", "text"]
@@ -175,7 +117,7 @@ def test_reasoning_is_a_thinking_block(farm: Farm) -> None:
 # Client tools
 
 
-def test_client_tool_round_trip(farm: Farm) -> None:
+def test_client_tool_round_trip(farm: AnthropicFarm) -> None:
     def offered(_: Sequence[Message], tools: Sequence[ToolDefinition]) -> None:
         assert [(t.name, t.parameters) for t in tools] == [("get_weather", WEATHER["input_schema"])]
 
@@ -237,7 +179,7 @@ def test_client_tool_round_trip(farm: Farm) -> None:
     ],
 )
 def test_tool_choice_reaches_the_model(
-    farm: Farm, choice: dict[str, Any], expected: ToolChoice, parallel: bool
+    farm: AnthropicFarm, choice: dict[str, Any], expected: ToolChoice, parallel: bool
 ) -> None:
     farm.script.add(Step.text("ok"))
     farm.ask(tools=[WEATHER], tool_choice=choice)
@@ -245,7 +187,7 @@ def test_tool_choice_reaches_the_model(
     assert (settings.tool_choice, settings.parallel_tool_calls) == (expected, parallel)
 
 
-def test_a_tool_choice_naming_no_offered_tool_is_400(farm: Farm) -> None:
+def test_a_tool_choice_naming_no_offered_tool_is_400(farm: AnthropicFarm) -> None:
     with pytest.raises(anthropic.BadRequestError, match="get_wether") as raised:
         farm.ask(tools=[WEATHER], tool_choice={"type": "tool", "name": "get_wether"})
     assert raised.value.body["error"]["type"] == "invalid_request_error"
@@ -254,7 +196,7 @@ def test_a_tool_choice_naming_no_offered_tool_is_400(farm: Farm) -> None:
 # Streaming
 
 
-def test_stream_events_in_order_and_the_final_message(farm: Farm) -> None:
+def test_stream_events_in_order_and_the_final_message(farm: AnthropicFarm) -> None:
     farm.script.add(Step.text("one two three", reasoning="Count up.", usage=Usage(4, 3)))
     with farm.client.messages.stream(model="farm", max_tokens=50, messages=USER) as stream:
         events = list(stream)
@@ -288,7 +230,7 @@ def test_stream_events_in_order_and_the_final_message(farm: Farm) -> None:
     assert farm.script.requests[0].settings.stream is True
 
 
-def test_streamed_tool_use_has_input_json_deltas(farm: Farm) -> None:
+def test_streamed_tool_use_has_input_json_deltas(farm: AnthropicFarm) -> None:
     farm.script.add(
         Step.calls(
             ToolCall("get_weather", {"city": "Oslo"}, "toolu_a"),
@@ -309,7 +251,7 @@ def test_streamed_tool_use_has_input_json_deltas(farm: Farm) -> None:
     assert final.stop_reason == "tool_use"
 
 
-def test_a_call_written_in_pieces_streams_in_pieces(farm: Farm) -> None:
+def test_a_call_written_in_pieces_streams_in_pieces(farm: AnthropicFarm) -> None:
     oslo = ToolCall("get_weather", {"city": "Oslo"}, "toolu_p")
     farm.script.add(
         [
@@ -339,7 +281,7 @@ def test_a_call_written_in_pieces_streams_in_pieces(farm: Farm) -> None:
     ]
 
 
-def test_a_failure_mid_stream_is_an_error_event(farm: Farm) -> None:
+def test_a_failure_mid_stream_is_an_error_event(farm: AnthropicFarm) -> None:
     # Nothing scripted: the model turn fails after the stream has started.
     response = farm.http.post(
         "/v1/messages", json={"model": "farm", "max_tokens": 5, "messages": USER, "stream": True}
@@ -355,7 +297,7 @@ def test_a_failure_mid_stream_is_an_error_event(farm: Farm) -> None:
         list(events)
 
 
-def test_beta_headers_and_query_are_accepted(farm: Farm) -> None:
+def test_beta_headers_and_query_are_accepted(farm: AnthropicFarm) -> None:
     farm.script.add(Step.text("beta ok"))
     reply = farm.client.beta.messages.create(
         model="farm",
@@ -370,7 +312,7 @@ def test_beta_headers_and_query_are_accepted(farm: Farm) -> None:
 # count_tokens
 
 
-def test_count_tokens_counts_the_whole_request(farm: Farm) -> None:
+def test_count_tokens_counts_the_whole_request(farm: AnthropicFarm) -> None:
     count = farm.client.messages.count_tokens(
         model="farm",
         system="Be brief.",
@@ -402,7 +344,7 @@ def test_count_tokens_on_a_backend_that_cannot_count_is_a_clear_400(tmp_path: Pa
 def test_mcp_connector_runs_tools_of_an_allowed_server(tmp_path: Path) -> None:
     server, relay = start(tmp_path, scripted_config(http_hosts=["127.0.0.1"]), keys=["k1"])
     with server:
-        farm = Farm(server, relay, key="k1")
+        farm = AnthropicFarm(server, relay, key="k1")
         connector = {
             "type": "url",
             "url": f"{server.url}/mcp",
@@ -478,7 +420,7 @@ def offers_nothing(_: Sequence[Message], tools: Sequence[ToolDefinition]) -> Non
     assert list(tools) == []
 
 
-def test_mcp_connector_to_a_host_not_allowed_is_403(farm: Farm) -> None:
+def test_mcp_connector_to_a_host_not_allowed_is_403(farm: AnthropicFarm) -> None:
     connector = {"type": "url", "url": f"{farm.server.url}/mcp", "name": "barn"}
     with pytest.raises(anthropic.PermissionDeniedError, match=r"127\.0\.0\.1") as raised:
         farm.client.beta.messages.create(
@@ -490,7 +432,7 @@ def test_mcp_connector_to_a_host_not_allowed_is_403(farm: Farm) -> None:
 # Models and keys
 
 
-def test_models_list_in_anthropic_shape(farm: Farm) -> None:
+def test_models_list_in_anthropic_shape(farm: AnthropicFarm) -> None:
     page = farm.client.models.list()
     assert [(m.id, m.type, m.display_name) for m in page.data] == [("farm", "model", "farm")]
     assert page.has_more is False
@@ -501,9 +443,9 @@ def test_x_api_key_is_checked(tmp_path: Path) -> None:
     server, relay = start(tmp_path, keys=["sekrit"])
     with server:
         relay.script.add(Step.text("Welcome."))
-        assert Farm(server, relay, key="sekrit").ask().content[0].text == "Welcome."
+        assert AnthropicFarm(server, relay, key="sekrit").ask().content[0].text == "Welcome."
         with pytest.raises(anthropic.AuthenticationError, match="x-api-key") as raised:
-            Farm(server, relay, key="guess").ask()
+            AnthropicFarm(server, relay, key="guess").ask()
         message = raised.value.body["error"]["message"]
         error = {"type": "authentication_error", "message": message}
         assert raised.value.body == {"type": "error", "error": error}
@@ -564,13 +506,13 @@ IMAGE = {"type": "image", "source": {"type": "base64", "media_type": "image/png"
     ],
 )  # fmt: skip
 def test_bad_requests_are_400_in_anthropic_shape(
-    farm: Farm, sent: dict[str, Any], words: list[str]
+    farm: AnthropicFarm, sent: dict[str, Any], words: list[str]
 ) -> None:
     response = farm.http.post("/v1/messages", json=sent)
     assert_anthropic_error(response, 400, "invalid_request_error", *words)
 
 
-def test_bad_json_unknown_model_and_routes_in_anthropic_shape(farm: Farm) -> None:
+def test_bad_json_unknown_model_and_routes_in_anthropic_shape(farm: AnthropicFarm) -> None:
     raw = farm.http.post(
         "/v1/messages", content=b"{oops", headers={"content-type": "application/json"}
     )

@@ -4,7 +4,7 @@ ended names it, whole and streamed (`message_delta`); a turn without one is end_
 
 from __future__ import annotations
 
-from tests.server.test_anthropic_api import Farm
+from tests.support.farms import AnthropicFarm
 
 from farmhand.messages import Finish, StreamEvent, TextDelta, Usage
 
@@ -15,7 +15,7 @@ def stopped_at(stop: str | None) -> list[StreamEvent]:
     return [TextDelta("Four."), Finish("stop", Usage(5, 2), stop_sequence=stop)]
 
 
-def test_the_stop_sequence_that_ended_the_turn_is_named(anthropic_farm: Farm) -> None:
+def test_the_stop_sequence_that_ended_the_turn_is_named(anthropic_farm: AnthropicFarm) -> None:
     anthropic_farm.script.add(stopped_at("END"), stopped_at(None))
     stopped = anthropic_farm.ask(stop_sequences=STOPS)
     assert (stopped.stop_reason, stopped.stop_sequence) == ("stop_sequence", "END")
@@ -25,7 +25,7 @@ def test_the_stop_sequence_that_ended_the_turn_is_named(anthropic_farm: Farm) ->
     assert (ended.stop_reason, ended.stop_sequence) == ("end_turn", None)
 
 
-def test_a_streamed_reply_names_it_in_message_delta(anthropic_farm: Farm) -> None:
+def test_a_streamed_reply_names_it_in_message_delta(anthropic_farm: AnthropicFarm) -> None:
     anthropic_farm.script.add(stopped_at("\n\nHuman:"))
     with anthropic_farm.client.messages.stream(
         model="farm",

@@ -5,7 +5,7 @@ cannot run are left out, named in the `x-farmhand-ignored-tools` header, never a
 
 from __future__ import annotations
 
-from tests.server.test_anthropic_api import USER, Farm
+from tests.support.farms import USER, AnthropicFarm
 
 from farmhand.dialects.anthropic_tools import IGNORED_TOOLS_HEADER
 from farmhand.messages import ToolCall
@@ -18,7 +18,7 @@ WEATHER = {"name": "weather", "input_schema": {"type": "object", "properties": {
 
 
 def test_bash_and_the_text_editor_are_offered_with_anthropics_input_shape(
-    anthropic_farm: Farm,
+    anthropic_farm: AnthropicFarm,
 ) -> None:
     anthropic_farm.script.add(Step.calls(ToolCall("bash", {"command": "ls"})))
     reply = anthropic_farm.ask(tools=[BASH, EDITOR])
@@ -32,7 +32,7 @@ def test_bash_and_the_text_editor_are_offered_with_anthropics_input_shape(
     assert editor["properties"]["command"]["enum"] == ["view", "create", "str_replace", "insert"]
 
 
-def test_server_tools_are_left_out_and_named_in_a_header(anthropic_farm: Farm) -> None:
+def test_server_tools_are_left_out_and_named_in_a_header(anthropic_farm: AnthropicFarm) -> None:
     anthropic_farm.script.add(Step.text("Sunny."), Step.text("Sunny."))
     raw = anthropic_farm.client.messages.with_raw_response.create(
         model="farm", max_tokens=50, messages=USER, tools=[WEB_SEARCH, WEATHER]
@@ -47,7 +47,7 @@ def test_server_tools_are_left_out_and_named_in_a_header(anthropic_farm: Farm) -
         assert "Sunny." in streamed.read().decode()
 
 
-def test_an_anthropic_defined_tool_without_its_name_is_400(anthropic_farm: Farm) -> None:
+def test_an_anthropic_defined_tool_without_its_name_is_400(anthropic_farm: AnthropicFarm) -> None:
     response = anthropic_farm.http.post(
         "/v1/messages",
         json={

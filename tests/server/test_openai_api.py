@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -13,11 +13,10 @@ import httpx
 import openai
 import pytest
 from openai import OpenAI
+from tests.support.farms import Farm, Relay, start
 from tests.support.live import PANTRY_SERVER, LiveServer, pantry_server, scripted_config
 
-from farmhand.config.models import FarmhandConfig, ModelConfig
-from farmhand.messages import Message, StreamEvent, ToolCall, Usage
-from farmhand.providers.base import GenerationSettings, Provider
+from farmhand.messages import Message, ToolCall, Usage
 from farmhand.providers.scripted import ScriptedProvider, Step
 from farmhand.server.app import create_app
 from farmhand.tools.choice import ToolChoice
@@ -37,63 +36,11 @@ WEATHER_TOOL = {
 }
 
 
-class Farm:
-    """A running server with a scripted model; `script` holds the model's next turns."""
-
-    def __init__(self, server: LiveServer, provider: ScriptedProvider, key: str = "") -> None:
-        self.server = server
-        self.script = provider
-        self.client = OpenAI(base_url=f"{server.url}/v1", api_key=key or "unused", max_retries=0)
-        self.http = httpx.Client(base_url=server.url, timeout=30)
-
-
-class Relay:
-    """The provider the server builds once; it plays whichever script the test set."""
-
-    name = "relay"
-
-    def __init__(self) -> None:
-        self.script = ScriptedProvider()
-
-    def stream(
-        self,
-        messages: Sequence[Message],
-        tools: Sequence[ToolDefinition],
-        settings: GenerationSettings,
-    ) -> AsyncIterator[StreamEvent]:
-        return self.script.stream(messages, tools, settings)
-
-    async def aclose(self) -> None:
-        await self.script.aclose()
-
-
-def start(
-    tmp_path: Path,
-    config: FarmhandConfig | None = None,
-    *,
-    keys: Sequence[str] = (),
-    max_body_bytes: int | None = None,
-) -> tuple[LiveServer, Relay]:
-    relay = Relay()
-
-    def factory(_: ModelConfig) -> Provider:
-        return relay
-
-    app = create_app(
-        config or scripted_config(pantry_server()),
-        home=tmp_path,
-        provider_factory=factory,
-        api_keys=keys,
-        max_body_bytes=max_body_bytes,
-    )
-    return LiveServer(app), relay
-
-
 @pytest.fixture(scope="module")
 def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LiveServer, Relay]]:
     """One server for the module (the pantry MCP server stays connected in its pool);
     conftest's `farm` plays each test's script on it."""
-    server, relay = start(tmp_path_factory.mktemp("home"))
+    server, relay = start(tmp_path_factory.mktemp("home"), scripted_config(pantry_server()))
     with server:
         yield server, relay
 

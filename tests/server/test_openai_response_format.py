@@ -11,7 +11,7 @@ import json
 import openai
 import pytest
 from pydantic import BaseModel
-from tests.server.test_openai_api import Farm
+from tests.support.farms import Farm
 
 from farmhand.providers.scripted import Step
 

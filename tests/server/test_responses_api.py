@@ -9,7 +9,7 @@ from typing import Any
 
 import openai
 import pytest
-from tests.server.test_openai_api import Farm
+from tests.support.farms import Farm
 
 from farmhand.errors import ProviderError
 from farmhand.messages import Message, StreamEvent, ToolCall, Usage

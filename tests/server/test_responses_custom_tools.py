@@ -9,8 +9,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from tests.server.test_openai_api import Farm
 from tests.server.test_responses_api import written
+from tests.support.farms import Farm
 
 from farmhand.messages import Message, ToolCall
 from farmhand.providers.scripted import Step

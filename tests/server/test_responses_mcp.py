@@ -11,7 +11,7 @@ from typing import Any
 import openai
 import pytest
 from openai import OpenAI
-from tests.server.test_openai_api import Relay, start
+from tests.support.farms import Relay, start
 from tests.support.live import LiveServer, pantry_server, scripted_config
 from tests.support.real_servers import everything_over
 

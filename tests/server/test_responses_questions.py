@@ -16,7 +16,7 @@ import httpx
 import openai
 import pytest
 from openai import OpenAI
-from tests.server.test_openai_api import Relay
+from tests.support.farms import Relay
 from tests.support.live import LiveServer, scripted_config
 from tests.support.real_servers import everything_over
 

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 import openai
 import pytest
 from pydantic import BaseModel
-from tests.server.test_openai_api import Farm
 from tests.server.test_responses_api import WEATHER
+from tests.support.farms import Farm
 
 from farmhand.messages import Message, ToolCall
 from farmhand.providers.scripted import Step
