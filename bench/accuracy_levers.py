@@ -24,7 +24,9 @@ plus: a further call of a turn kept only if a value it changes is in the user's 
 dropped and the turn stopped: `providers/grounding.py`); groundfirst, groundfirsthalf,
 groundfirstall (ungrounded, plus: a first question's first call answered in text instead
 when none, under half, or not all of its required values are in the user's text);
-grounded (groundextra and groundfirsthalf); default (what the provider ships: grounded).
+grounded (groundextra and groundfirsthalf); groundoptional (ungrounded, plus: optional
+arguments whose values are not in the user's text left out); default (what the provider
+ships: grounded and groundoptional).
 
 Run: .venv/bin/python bench/accuracy_levers.py [SUITE] [--variants a,b] [--limit N]
      [--category C] [--json FILE]         SUITE: builtin (default), bfcl:slice, a JSONL file
@@ -62,8 +64,8 @@ ANOTHER = GateThresholds(call=None, after_result=None, another=0.05)
 FIRST_GATE = GateThresholds(call=0.8, after_result=None, another=0.05, first_question_only=True)
 # The shipped push-on, the end of the turn banned for six tokens instead of two.
 LONG_PUSH = GateThresholds(call=None, after_result=None, another=0.05, push_tokens=6)
-# The provider before the grounding levers (both on by default since they were measured).
-OFF: dict[str, Any] = {"ground_extra": False, "ground_first": None}
+# The provider before the grounding levers (all on by default since they were measured).
+OFF: dict[str, Any] = {"ground_extra": False, "ground_first": None, "ground_optional": False}
 Builder = Callable[[Any], Provider]
 VARIANTS: dict[str, Builder] = {
     "baseline": lambda llama: LlamaCppProvider(
@@ -90,13 +92,14 @@ VARIANTS: dict[str, Builder] = {
     "firstgate": lambda llama: LlamaCppProvider(llama, call_gate=FIRST_GATE, **OFF),
     "longpush": lambda llama: LlamaCppProvider(llama, call_gate=LONG_PUSH, **OFF),
     "ungrounded": lambda llama: LlamaCppProvider(llama, **OFF),
-    "groundextra": lambda llama: LlamaCppProvider(llama, ground_extra=True, ground_first=None),
-    "groundfirst": lambda llama: LlamaCppProvider(
-        llama, ground_extra=False, ground_first=ANY_GROUNDED
+    "groundextra": lambda llama: LlamaCppProvider(llama, **{**OFF, "ground_extra": True}),
+    "groundfirst": lambda llama: LlamaCppProvider(llama, **{**OFF, "ground_first": ANY_GROUNDED}),
+    "groundfirsthalf": lambda llama: LlamaCppProvider(llama, **{**OFF, "ground_first": 0.5}),
+    "groundfirstall": lambda llama: LlamaCppProvider(llama, **{**OFF, "ground_first": 1.0}),
+    "grounded": lambda llama: LlamaCppProvider(
+        llama, **{**OFF, "ground_extra": True, "ground_first": 0.5}
     ),
-    "groundfirsthalf": lambda llama: LlamaCppProvider(llama, ground_extra=False, ground_first=0.5),
-    "groundfirstall": lambda llama: LlamaCppProvider(llama, ground_extra=False, ground_first=1.0),
-    "grounded": lambda llama: LlamaCppProvider(llama, ground_extra=True, ground_first=0.5),
+    "groundoptional": lambda llama: LlamaCppProvider(llama, **{**OFF, "ground_optional": True}),
     "default": lambda llama: LlamaCppProvider(llama),  # what the provider ships
 }
 

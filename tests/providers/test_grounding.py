@@ -14,6 +14,7 @@ from farmhand.providers.grounding import (
     further_call_grounded,
     grounded_share,
     status,
+    ungrounded_optional,
 )
 
 EM_FORCE = {
@@ -155,8 +156,32 @@ def test_the_first_call_share_counts_required_values_only() -> None:
     assert grounded_share(ToolCall("unknown", {"a": 1}), schemas, evidence) is None
 
 
+def test_optional_values_nobody_wrote_are_the_ones_left_out() -> None:
+    schemas = {"shows": {**SHOWS, "properties": {**SHOWS["properties"], "genre": {}}}}
+    evidence = ev("Friends and Lost on Netflix, comedies only")
+    call = ToolCall(
+        "shows",
+        {
+            "service": "Hulu",  # required: never left out, however invented
+            "shows": ["Friends"],
+            "genre": "Drama",  # optional and invented: out
+            "sort": True,  # a flag, the default and an enum member are choices: kept
+            "year": 2000,
+            "unit": "celsius",
+        },
+    )
+    assert ungrounded_optional(call, schemas, evidence) == ["genre"]
+    written = ToolCall("shows", {"service": "Netflix", "shows": [], "genre": "comedies"})
+    assert ungrounded_optional(written, schemas, evidence) == []
+    # A list with one invented item is invented; without a schema all is optional.
+    mixed = ToolCall("shows", {"service": "x", "shows": [], "genre": ["Lost", "Heroes"]})
+    assert ungrounded_optional(mixed, schemas, evidence) == ["genre"]
+    assert ungrounded_optional(ToolCall("other", {"a": 7}), schemas, evidence) == ["a"]
+
+
 def test_garbage_arguments_and_schemas_do_not_raise() -> None:
     odd = ToolCall("x", {"a": float("nan"), "b": {"c": [1, {"d": "e"}]}, "f": object()})
     schemas: dict[str, Any] = {"x": {"properties": "not a mapping", "required": "a"}}
     assert grounded_share(odd, schemas, ev("1 e")) is None
     assert further_call_grounded(odd, [ToolCall("x", {})], schemas, ev("1 e"))
+    assert ungrounded_optional(odd, schemas, ev("1 e")) == []

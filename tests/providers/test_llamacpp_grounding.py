@@ -4,6 +4,7 @@ turn; an ungrounded first call is answered again in text, with calls banned."""
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterator
 from typing import Any
@@ -42,6 +43,20 @@ FACTORIAL = ToolDefinition(
         "type": "object",
         "properties": {"number": {"type": "integer"}},
         "required": ["number"],
+    },
+)
+
+
+MOVIES = ToolDefinition(
+    "movies_by_actor",
+    parameters={
+        "type": "object",
+        "properties": {
+            "actor": {"type": "string"},
+            "year": {"type": "integer"},
+            "category": {"type": "string", "default": "all"},
+        },
+        "required": ["actor"],
     },
 )
 
@@ -137,3 +152,26 @@ async def test_a_grounded_first_call_and_a_later_question_are_left_alone() -> No
     provider = LlamaCppProvider(Replies(call(7)), ground_first=1.0)
     events = [e async for e in provider.stream(later, [FACTORIAL], GenerationSettings())]
     assert calls_of(events) == [7]  # only a conversation's first question is judged
+
+
+async def test_an_optional_argument_nobody_wrote_is_left_out_of_the_call_and_its_deltas() -> None:
+    written = (
+        '<tool_call>{"name": "movies_by_actor", "arguments":'
+        ' {"actor": "Leonardo DiCaprio", "year": 2010, "category": "Drama"}}</tool_call>'
+    )
+    question = [Message.user("Films Leonardo DiCaprio made in 2010?")]
+    settings = GenerationSettings()
+    provider = LlamaCppProvider(Replies(written))
+    events = [e async for e in provider.stream(question, [MOVIES], settings)]
+    (event,) = [e for e in events if isinstance(e, ToolCallEvent)]
+    assert event.call.arguments == {"actor": "Leonardo DiCaprio", "year": 2010}
+    # A client assembling the streamed deltas gets the call that is run, id and all.
+    deltas = [e for e in events if isinstance(e, ToolCallDelta)]
+    assert [d.name for d in deltas if d.name] == ["movies_by_actor"]
+    assert {d.id for d in deltas if d.name} == {event.call.id}
+    assert json.loads("".join(d.arguments for d in deltas)) == event.call.arguments
+
+    untouched = LlamaCppProvider(Replies(written), ground_optional=False)
+    events = [e async for e in untouched.stream(question, [MOVIES], settings)]
+    (event,) = [e for e in events if isinstance(e, ToolCallEvent)]
+    assert event.call.arguments["category"] == "Drama"

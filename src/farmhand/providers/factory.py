@@ -72,6 +72,7 @@ def _backend(
             prefix_cache=model.prefix_cache,
             ground_extra=model.grounding,
             ground_first=DEFAULT_GROUND_FIRST if model.grounding else None,
+            ground_optional=model.grounding,
         )
     if model.provider in DEFAULT_BASE_URLS:
         from farmhand.providers.openai_compat import OpenAICompatProvider

@@ -3,8 +3,8 @@
 Small models invent values: asked for two calls they write five, each with a value the user
 never mentioned (`d_time` 15, 20, 25 after the question's 4 and 10), and asked something no
 tool fits they call one anyway with values they made up. A value is *grounded* when the user
-wrote it (or a tool result did); the provider uses these checks to drop invented calls
-(`providers/turn_calls.py`).
+wrote it (or a tool result did); the provider uses these checks to drop invented calls and
+invented optional arguments (`providers/turn_calls.py`).
 
 What a value counts as (each leaf of an argument: list items and object fields one by one):
 
@@ -156,6 +156,23 @@ def grounded_share(
     if not found:
         return None
     return found.count("grounded") / len(found)
+
+
+def ungrounded_optional(
+    call: ToolCall, schemas: Mapping[str, Mapping[str, Any]], evidence: Evidence
+) -> list[str]:
+    """The optional arguments of the call whose values nobody wrote: left out, the tool
+    uses its own default instead of one the model made up (`category: "Drama"` for a
+    question about an actor's films, `mission: "Mission 1"`)."""
+    schema = _mapping(schemas.get(call.name))
+    fields = _mapping(schema.get("properties"))
+    required = schema.get("required")
+    needed = set(required) if isinstance(required, list) else set()
+    return [
+        key
+        for key, value in call.arguments.items()
+        if key not in needed and status(value, _mapping(fields.get(key)), evidence) == "ungrounded"
+    ]
 
 
 def _leaf(value: Any, schema: Mapping[str, Any], evidence: Evidence) -> Status:

@@ -9,7 +9,9 @@ caller and decides, call by call:
   (`grounding.further_call_grounded`) is dropped, and the turn stops too;
 - with `Grounding.first_share`, a turn whose first call has less than that share of its
   required values grounded (`grounding.grounded_share`) is to be answered in text instead
-  (`answer_instead`): the provider regenerates it with calls banned.
+  (`answer_instead`): the provider regenerates it with calls banned;
+- with `Grounding.optional`, a kept call loses the optional arguments whose values are not
+  grounded (`grounding.ungrounded_optional`); its held deltas are rewritten to match.
 
 A call that may be dropped is held back whole (its `ToolCallDelta`s and whatever follows
 them) until the parser completes it, so that a dropped call leaves nothing in the stream.
@@ -17,12 +19,18 @@ them) until the parser completes it, so that a dropped call leaves nothing in th
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from farmhand.messages import StreamEvent, ToolCall, ToolCallDelta, ToolCallEvent
-from farmhand.providers.grounding import Evidence, further_call_grounded, grounded_share
+from farmhand.providers.grounding import (
+    Evidence,
+    further_call_grounded,
+    grounded_share,
+    ungrounded_optional,
+)
 
 # A `first_share` that only a first call with no grounded value at all falls below.
 ANY_GROUNDED = 1e-9
@@ -36,6 +44,7 @@ class Grounding:
     schemas: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     extra: bool = False  # drop an ungrounded further call and stop the turn
     first_share: float | None = None  # answer instead when the first call's share is lower
+    optional: bool = False  # leave out optional arguments whose values are not grounded
 
 
 class CallsOfTurn:
@@ -61,7 +70,7 @@ class CallsOfTurn:
             if isinstance(event, ToolCallEvent):
                 held, self._held = self._held, []
                 if self._keeps(event.call):
-                    admitted += [*held, event]
+                    admitted += self._trimmed(held, event)
             elif self._held or (isinstance(event, ToolCallDelta) and self._judged_next()):
                 self._held.append(event)
             else:
@@ -69,11 +78,37 @@ class CallsOfTurn:
         return admitted
 
     def _judged_next(self) -> bool:
-        """Whether the next call may be dropped for its grounding (so is held back)."""
+        """Whether the next call may be dropped or trimmed for its grounding (so is held
+        back)."""
         rules = self.grounding
         if rules is None:
             return False
+        if rules.optional:
+            return True
         return rules.extra if self.kept else rules.first_share is not None
+
+    def _trimmed(self, held: list[StreamEvent], event: ToolCallEvent) -> list[StreamEvent]:
+        """The held events and the call, without the call's ungrounded optional arguments.
+        The deltas the parser wrote are replaced by two that spell the trimmed call, so
+        that a client reading deltas sees what is run."""
+        rules, call = self.grounding, event.call
+        if rules is None or not rules.optional or call.parse_error:
+            return [*held, event]
+        drop = ungrounded_optional(call, rules.schemas, rules.evidence)
+        if not drop:
+            return [*held, event]
+        trimmed = dataclasses.replace(
+            call, arguments={k: v for k, v in call.arguments.items() if k not in drop}
+        )
+        self.kept[-1] = trimmed
+        out: list[StreamEvent] = []
+        for piece in held:
+            if not isinstance(piece, ToolCallDelta):
+                out.append(piece)
+            elif piece.name:  # the call's first delta: the whole trimmed call in its place
+                out.append(dataclasses.replace(piece, arguments=""))
+                out.append(ToolCallDelta(piece.index, arguments=trimmed.arguments_json()))
+        return [*out, ToolCallEvent(trimmed)]
 
     def _keeps(self, call: ToolCall) -> bool:
         key = call.key()
