@@ -25,8 +25,10 @@ dropped and the turn stopped: `providers/grounding.py`); groundfirst, groundfirs
 groundfirstall (ungrounded, plus: a first question's first call answered in text instead
 when none, under half, or not all of its required values are in the user's text);
 grounded (groundextra and groundfirsthalf); groundoptional (ungrounded, plus: optional
-arguments whose values are not in the user's text left out); default (what the provider
-ships: grounded and groundoptional).
+arguments whose values are not in the user's text left out); groundtopic (ungrounded, plus:
+a first question's first call of a tool that shares no word with the question answered in
+text unless all its required values are in the user's text: `providers/relevance.py`);
+default (what the provider ships: grounded, groundoptional and groundtopic).
 
 Run: .venv/bin/python bench/accuracy_levers.py [SUITE] [--variants a,b] [--limit N]
      [--category C] [--json FILE]         SUITE: builtin (default), bfcl:slice, a JSONL file
@@ -65,7 +67,12 @@ FIRST_GATE = GateThresholds(call=0.8, after_result=None, another=0.05, first_que
 # The shipped push-on, the end of the turn banned for six tokens instead of two.
 LONG_PUSH = GateThresholds(call=None, after_result=None, another=0.05, push_tokens=6)
 # The provider before the grounding levers (all on by default since they were measured).
-OFF: dict[str, Any] = {"ground_extra": False, "ground_first": None, "ground_optional": False}
+OFF: dict[str, Any] = {
+    "ground_extra": False,
+    "ground_first": None,
+    "ground_optional": False,
+    "ground_topic": False,
+}
 Builder = Callable[[Any], Provider]
 VARIANTS: dict[str, Builder] = {
     "baseline": lambda llama: LlamaCppProvider(
@@ -100,6 +107,7 @@ VARIANTS: dict[str, Builder] = {
         llama, **{**OFF, "ground_extra": True, "ground_first": 0.5}
     ),
     "groundoptional": lambda llama: LlamaCppProvider(llama, **{**OFF, "ground_optional": True}),
+    "groundtopic": lambda llama: LlamaCppProvider(llama, **{**OFF, "ground_topic": True}),
     "default": lambda llama: LlamaCppProvider(llama),  # what the provider ships
 }
 

@@ -175,3 +175,22 @@ async def test_an_optional_argument_nobody_wrote_is_left_out_of_the_call_and_its
     events = [e async for e in untouched.stream(question, [MOVIES], settings)]
     (event,) = [e for e in events if isinstance(e, ToolCallEvent)]
     assert event.call.arguments["category"] == "Drama"
+
+
+async def test_a_first_call_off_the_questions_topic_needs_every_value_grounded() -> None:
+    answer = "A hexagon has six sides."
+    question = "How many sides does a hexagon have?"
+    # factorial shares no word with the question, and its 6 is not in it: answered in text.
+    llama = Replies(call(6), answer)
+    events = await turn(LlamaCppProvider(llama, ground_first=None), question)
+    assert not [e for e in events if isinstance(e, ToolCallEvent | ToolCallDelta)]
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == answer
+
+    # Off-topic but holding only what the user wrote, the call stands ("warm" for weather).
+    grounded = LlamaCppProvider(Replies(call(6)), ground_first=None)
+    assert calls_of(await turn(grounded, "Does a hexagon with 6 corners have 6 sides?")) == [6]
+    # The switch off, or a question about factorials, the call stands too.
+    off = LlamaCppProvider(Replies(call(6)), ground_first=None, ground_topic=False)
+    assert calls_of(await turn(off, question)) == [6]
+    on_topic = LlamaCppProvider(Replies(call(7)), ground_first=None)
+    assert calls_of(await turn(on_topic, "Any factorial, please.")) == [7]

@@ -227,8 +227,9 @@ class ModelConfig(_Strict):
     grounding: bool = True
     """Embedded model: drop tool calls whose values the user never wrote (a further call in a
     turn, and a first question's call with under half of its required values grounded,
-    which is then answered in text) and optional arguments whose values nobody wrote (the
-    tool's default applies); see providers/grounding.py."""
+    which is then answered in text, or with any ungrounded when its tool shares no word
+    with the question) and optional arguments whose values nobody wrote (the tool's default
+    applies); see providers/grounding.py and relevance.py."""
     mcp_servers: list[str] | None = None
     """MCP servers this model may use: omitted = all, [] = none, a list = only those."""
     tools: list[InlineToolConfig] = []

@@ -10,6 +10,9 @@ caller and decides, call by call:
 - with `Grounding.first_share`, a turn whose first call has less than that share of its
   required values grounded (`grounding.grounded_share`) is to be answered in text instead
   (`answer_instead`): the provider regenerates it with calls banned;
+- with `Grounding.topic`, a first call of a tool that shares no word with the question
+  (`relevance.py`) must have all its required values grounded, or is answered in text
+  the same way;
 - with `Grounding.optional`, a kept call loses the optional arguments whose values are not
   grounded (`grounding.ungrounded_optional`); its held deltas are rewritten to match.
 
@@ -45,6 +48,10 @@ class Grounding:
     extra: bool = False  # drop an ungrounded further call and stop the turn
     first_share: float | None = None  # answer instead when the first call's share is lower
     optional: bool = False  # leave out optional arguments whose values are not grounded
+    # The question's topic words and each tool's (relevance.py): a first call of a tool
+    # with none of them needs all its required values grounded. None: not judged.
+    topic: frozenset[str] | None = None
+    tool_words: Mapping[str, frozenset[str]] = field(default_factory=dict)
 
 
 class CallsOfTurn:
@@ -85,7 +92,9 @@ class CallsOfTurn:
             return False
         if rules.optional:
             return True
-        return rules.extra if self.kept else rules.first_share is not None
+        if self.kept:
+            return rules.extra
+        return rules.first_share is not None or rules.topic is not None
 
     def _trimmed(self, held: list[StreamEvent], event: ToolCallEvent) -> list[StreamEvent]:
         """The held events and the call, without the call's ungrounded optional arguments.
@@ -123,11 +132,23 @@ class CallsOfTurn:
                     self.dropped.append(call)
                     self.looping = True
                     return False
-            elif not self.kept and rules.first_share is not None:
-                share = grounded_share(call, rules.schemas, rules.evidence)
-                if share is not None and share < rules.first_share:
-                    self.dropped.append(call)
-                    self.answer_instead = True
-                    return False
+            elif not self.kept and _off_topic_or_ungrounded(call, rules):
+                self.dropped.append(call)
+                self.answer_instead = True
+                return False
         self.kept.append(call)
         return True
+
+
+def _off_topic_or_ungrounded(first: ToolCall, rules: Grounding) -> bool:
+    """Whether a turn's first call is to be answered in text instead: it has less than the
+    share of its required values grounded that it needs, all of them for a tool off the
+    question's topic. The topic alone decides nothing: "Is it warm in Lisbon?" shares no
+    word with `get_weather`, but its call holds only what the user wrote."""
+    bar = rules.first_share
+    if rules.topic is not None and not rules.topic & rules.tool_words.get(first.name, frozenset()):
+        bar = 1.0
+    if bar is None:
+        return False
+    share = grounded_share(first, rules.schemas, rules.evidence)
+    return share is not None and share < bar
