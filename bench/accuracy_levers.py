@@ -28,7 +28,9 @@ grounded (groundextra and groundfirsthalf); groundoptional (ungrounded, plus: op
 arguments whose values are not in the user's text left out); groundtopic (ungrounded, plus:
 a first question's first call of a tool that shares no word with the question answered in
 text unless all its required values are in the user's text: `providers/relevance.py`);
-default (what the provider ships: grounded, groundoptional and groundtopic).
+groundsiblings (ungrounded, plus: while the question lists values the calls have not used,
+"Berlin and Madrid", the model is pushed into another call: `providers/siblings.py`);
+default (what the provider ships: grounded, groundoptional, groundtopic, groundsiblings).
 
 Run: .venv/bin/python bench/accuracy_levers.py [SUITE] [--variants a,b] [--limit N]
      [--category C] [--json FILE]         SUITE: builtin (default), bfcl:slice, a JSONL file
@@ -72,6 +74,7 @@ OFF: dict[str, Any] = {
     "ground_first": None,
     "ground_optional": False,
     "ground_topic": False,
+    "ground_siblings": False,
 }
 Builder = Callable[[Any], Provider]
 VARIANTS: dict[str, Builder] = {
@@ -108,6 +111,7 @@ VARIANTS: dict[str, Builder] = {
     ),
     "groundoptional": lambda llama: LlamaCppProvider(llama, **{**OFF, "ground_optional": True}),
     "groundtopic": lambda llama: LlamaCppProvider(llama, **{**OFF, "ground_topic": True}),
+    "groundsiblings": lambda llama: LlamaCppProvider(llama, **{**OFF, "ground_siblings": True}),
     "default": lambda llama: LlamaCppProvider(llama),  # what the provider ships
 }
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from farmhand.providers.call_gate import GateThresholds, TurnGate, turn_gate
+from farmhand.providers.call_gate import FORCE_TOKENS, GateThresholds, TurnGate, turn_gate
 
 PIECES = ["Hello", '{"', "```", "<tool_call>", " The", "[", "Sure"] + [f"w{i}" for i in range(93)]
+PIECES += ["\n", ""]  # whitespace, and a token that prints nothing
 
 
 class Vocabulary:
@@ -18,10 +19,9 @@ class Vocabulary:
 def logits(**probabilities: float) -> np.ndarray:
     """Logits whose softmax gives these pieces these probabilities (the rest share what is left)."""
     p = np.full(len(PIECES), 1e-6)
+    names = {"brace": '{"', "fence": "```", "tag": "<tool_call>", "newline": "\n", "nothing": ""}
     for piece, value in probabilities.items():
-        p[PIECES.index({"brace": '{"', "fence": "```", "tag": "<tool_call>"}.get(piece, piece))] = (
-            value
-        )
+        p[PIECES.index(names.get(piece, piece))] = value
     return np.log(p / p.sum()).astype(np.float32)
 
 
@@ -108,3 +108,52 @@ def test_first_question_only_leaves_a_later_question_to_the_model() -> None:
     again = turn_gate(Vocabulary(), every, after_result=False, later_question=True)
     again([], logits(Hello=0.3, brace=0.7))
     assert again.answering
+
+
+def allowed(values: np.ndarray) -> set[str]:
+    return {PIECES[i] for i in np.flatnonzero(np.isfinite(values))}
+
+
+def test_when_another_call_is_wanted_the_next_word_must_start_one() -> None:
+    gate = turn_gate(Vocabulary(), GateThresholds(call=None, after_result=None), after_result=False)
+    gate.end_tokens = [PIECES.index("w0")]
+    gate.call_written(more_wanted=True)
+    ending = logits(w0=0.8, Hello=0.1, newline=0.05, nothing=0.02, brace=0.02, fence=0.01)
+    gate([7, 8], ending)
+    # The end, prose and a token that prints nothing are banned; whitespace may come first.
+    assert allowed(ending) == {'{"', "```", "<tool_call>", "[", "\n"}
+    after_newline = logits(w0=0.9, fence=0.05)
+    gate([7, 8, PIECES.index("\n")], after_newline)
+    assert "w0" not in allowed(after_newline)
+    # Once a call has started, the model is free again.
+    started = logits(w0=0.9, fence=0.05)
+    gate([7, 8, PIECES.index("\n"), PIECES.index("```")], started)
+    assert np.isfinite(started).all()
+
+
+def test_forcing_gives_up_after_a_few_tokens_or_with_no_call_in_view() -> None:
+    gate = TurnGate(Vocabulary(), None)
+    gate.call_written(more_wanted=True)
+    newline = PIECES.index("\n")
+    sampled = [1]
+    for _ in range(FORCE_TOKENS):
+        values = logits(w0=0.9, brace=0.05)
+        gate(sampled, values)
+        assert not np.isfinite(values[PIECES.index("w0")])
+        sampled.append(newline)
+    values = logits(w0=0.9, brace=0.05)
+    gate(sampled, values)
+    assert np.isfinite(values).all()
+
+    gate.call_written(more_wanted=True)
+    # No call start among the likely tokens (only the w* pieces carry weight): left alone.
+    unlikely = np.log(np.array([1e-30] * 7 + [1.0] * 93 + [1e-30, 1e-30])).astype(np.float32)
+    before = unlikely.copy()
+    gate([1, 2], unlikely)
+    assert np.array_equal(unlikely, before)
+    # Nor does a call written without more wanted force anything.
+    plain = TurnGate(Vocabulary(), None)
+    plain.call_written()
+    values = logits(w0=0.9, brace=0.05)
+    plain([1], values)
+    assert np.isfinite(values).all()

@@ -194,3 +194,26 @@ async def test_a_first_call_off_the_questions_topic_needs_every_value_grounded()
     assert calls_of(await turn(off, question)) == [6]
     on_topic = LlamaCppProvider(Replies(call(7)), ground_first=None)
     assert calls_of(await turn(on_topic, "Any factorial, please.")) == [7]
+
+
+WEATHER = ToolDefinition(
+    "get_weather",
+    parameters={"type": "object", "properties": {"city": {"type": "string"}}},
+)
+
+
+@pytest.mark.parametrize(("switch", "pushed"), [(True, True), (False, False)])
+async def test_a_city_the_question_lists_but_no_call_used_pushes_for_another_call(
+    switch: bool, pushed: bool
+) -> None:
+    written = '<tool_call>{"name": "get_weather", "arguments": {"city": "Berlin"}}</tool_call>'
+    llama = Replies(written)
+    provider = LlamaCppProvider(llama, ground_siblings=switch)
+    question = [Message.user("Is it warmer in Berlin and Madrid?")]
+    events = [e async for e in provider.stream(question, [WEATHER], GenerationSettings())]
+    assert [e.call.arguments for e in events if isinstance(e, ToolCallEvent)] == [
+        {"city": "Berlin"}
+    ]
+    # The scripted model ignores the gate; what is checked is that the gate was told.
+    gate = llama.samplings[0].steer
+    assert isinstance(gate, TurnGate) and gate.pushing is pushed

@@ -15,7 +15,12 @@ small models write calls as bare or fenced JSON as often as in tags) and decides
 - after a complete call (the provider says so with `call_written`), if P(anything but the
   end of the turn) >= `another`, the end is banned for `push_tokens` tokens, so a model that
   was about to stop after one call of several goes on (a call it repeats is dropped by the
-  provider, which then stops the turn).
+  provider, which then stops the turn);
+- when the provider knows another call is wanted (`call_written(more_wanted=True)`: the
+  question lists values the calls have not used yet, `siblings.py`), the next word must
+  start a call: everything but whitespace and the call starts is banned until one is
+  written (for at most `FORCE_TOKENS` tokens, and only if a call start is among the likely
+  tokens at all).
 
 Only the most likely `TOP` first tokens are looked at (the rest carry no weight), so the
 gate costs one softmax and a few dozen detokenizations per turn.
@@ -33,6 +38,7 @@ import numpy.typing as npt
 from farmhand.providers.grammar import OPEN_TAG
 
 TOP = 64
+FORCE_TOKENS = 4  # whitespace the model may write before the call it is pushed into
 CALL_STARTS = (OPEN_TAG, "{", "[", "```")
 OPENS_TEXT_TOO = ("```",)  # a fence also opens a code answer: not banned when answering
 
@@ -54,6 +60,8 @@ class GateThresholds:
 class _Push:
     pending: bool = False  # a call was just written: weigh ending against going on
     left: int = 0  # tokens the end of the turn stays banned for
+    force: bool = False  # another call is wanted: the next word must start one
+    forced_at: int | None = None  # how many tokens were sampled when forcing began
 
 
 class TurnGate:
@@ -78,13 +86,21 @@ class TurnGate:
         self.end_tokens: list[int] = []  # set by the provider, for pushing on after a call
         self._push = _Push()
 
-    def call_written(self) -> None:
-        """The provider read a complete call: before the next token, weigh another."""
+    @property
+    def pushing(self) -> bool:
+        """Another call is wanted and the model has not started it yet."""
+        return self._push.force
+
+    def call_written(self, *, more_wanted: bool = False) -> None:
+        """The provider read a complete call: before the next token, weigh another, or
+        (`more_wanted`) push the model into writing one."""
         self._push.pending = self.thresholds.another < 1 and bool(self.end_tokens)
+        self._push.force, self._push.forced_at = more_wanted, None
 
     def __call__(self, sampled: Sequence[int], logits: npt.NDArray[np.float32]) -> None:
         if sampled or self.limit is None:
-            self._go_on(logits)
+            if not self._forced(sampled, logits):
+                self._go_on(logits)
             return
         probabilities = np.exp(logits.astype(np.float64) - float(np.max(logits)))
         probabilities /= probabilities.sum()
@@ -112,9 +128,38 @@ class TurnGate:
             push.left -= 1
             logits[self.end_tokens] = -np.inf
 
+    def _forced(self, sampled: Sequence[int], logits: npt.NDArray[np.float32]) -> bool:
+        """While another call is wanted and not yet started: only whitespace and the call
+        starts may be sampled. False once a call started, or forcing gave up."""
+        push = self._push
+        if not push.force:
+            return False
+        if push.forced_at is None:
+            push.forced_at = len(sampled)
+        since = sampled[push.forced_at :]
+        if len(since) >= FORCE_TOKENS or any(self._start_of(t) for t in since):
+            push.force = False
+            return False
+        probabilities = np.exp(logits.astype(np.float64) - float(np.max(logits)))
+        top = np.argpartition(-probabilities, TOP)[:TOP]
+        starts = [int(t) for t in top if self._start_of(int(t)) is not None]
+        if not starts:
+            push.force = False  # the model has no call in view: leave it be
+            return False
+        ends = set(self.end_tokens)
+        spaces = [int(t) for t in top if int(t) not in ends and _blank(self._piece(int(t)))]
+        allowed = np.zeros(len(logits), dtype=bool)
+        allowed[starts + spaces] = True
+        logits[~allowed] = -np.inf
+        push.pending = False
+        return True
+
+    def _piece(self, token: int) -> str:
+        piece: bytes = self.llama.detokenize([token], special=True)
+        return piece.decode("utf-8", "replace")
+
     def _start_of(self, token: int) -> str | None:
-        piece = self.llama.detokenize([token], special=True).decode("utf-8", "replace")
-        stripped = piece.lstrip()
+        stripped = self._piece(token).lstrip()
         return next((s for s in CALL_STARTS if stripped.startswith(s)), None)
 
 
@@ -126,6 +171,10 @@ def turn_gate(
     if later_question and not after_result and thresholds.first_question_only:
         limit = None
     return TurnGate(llama, limit, thresholds)
+
+
+def _blank(piece: str) -> bool:
+    return bool(piece) and not piece.strip()
 
 
 def _probability(logits: npt.NDArray[np.float32], tokens: Sequence[int]) -> float:

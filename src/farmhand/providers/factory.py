@@ -74,6 +74,7 @@ def _backend(
             ground_first=DEFAULT_GROUND_FIRST if model.grounding else None,
             ground_optional=model.grounding,
             ground_topic=model.grounding,
+            ground_siblings=model.grounding,
         )
     if model.provider in DEFAULT_BASE_URLS:
         from farmhand.providers.openai_compat import OpenAICompatProvider

@@ -61,6 +61,7 @@ from farmhand.providers.llama_sampling import (
 from farmhand.providers.prefix_cache import PrefixCache, head_length
 from farmhand.providers.prompt_based import with_tools_block
 from farmhand.providers.relevance import question_words, tool_words
+from farmhand.providers.siblings import unused_siblings
 from farmhand.providers.stop_strings import StopStrings
 from farmhand.providers.turn_calls import CallsOfTurn, Grounding
 from farmhand.tools.choice import NONE
@@ -126,7 +127,9 @@ class LlamaCppProvider:
     turn's first call has less than that share of its required values grounded
     (`ANY_GROUNDED`: only when none is); `ground_topic` does the same when the tool of that
     call shares no word with the question (`relevance.py`); `ground_optional` leaves out a
-    call's optional arguments whose values the conversation never mentioned."""
+    call's optional arguments whose values the conversation never mentioned;
+    `ground_siblings` pushes the model into another call while the question lists values
+    its calls have not used (`siblings.py`, through the call gate)."""
 
     name = "llamacpp"
     accepts_grammar_tools = True  # see providers.grammar.GrammarTarget
@@ -148,6 +151,7 @@ class LlamaCppProvider:
         ground_first: float | None = DEFAULT_GROUND_FIRST,
         ground_optional: bool = True,
         ground_topic: bool = True,
+        ground_siblings: bool = True,
     ) -> None:
         self.llama = llama
         self.model_name = model_name
@@ -176,6 +180,7 @@ class LlamaCppProvider:
         self.ground_first = ground_first
         self.ground_optional = ground_optional
         self.ground_topic = ground_topic
+        self.ground_siblings = ground_siblings
         self.prefix_cache = PrefixCache(llama) if prefix_cache is True else prefix_cache or None
         self.last_prefix: str | None = None  # what the prefix cache did on the last turn
         self.prefix_outcomes: list[str] = []  # and on every turn so far
@@ -336,7 +341,7 @@ class LlamaCppProvider:
                     )
                     for event in calls.admit(read):
                         if gate and isinstance(event, ToolCallEvent):
-                            gate.call_written()
+                            gate.call_written(more_wanted=self._more_wanted(messages, calls))
                         yield event
                     if calls.stopped:
                         break  # leaving the loop closes the generator, which stops llama.cpp
@@ -363,6 +368,13 @@ class LlamaCppProvider:
             yield Finish("tool_calls", usage)
         else:
             yield _finish(stops, out_of_tokens, usage)
+
+    def _more_wanted(self, messages: Sequence[Message], calls: CallsOfTurn) -> bool:
+        """Whether the question lists values the turn's calls have not used yet."""
+        if not self.ground_siblings:
+            return False
+        question = next((m.content for m in reversed(messages) if m.role == "user"), "")
+        return bool(unused_siblings(question, calls.kept))
 
     def _grounding(
         self,
