@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from tests.parsing.helpers import calls_of, events_of, message_of, splits, text_of
 
-from farmhand.messages import StreamEvent
+from farmhand.messages import StreamEvent, ToolCallDelta
 from farmhand.parsing.hermes import HermesParser
 
 TOOLS = {"filesystem:list_directory", "filesystem:read_file"}
@@ -105,6 +105,26 @@ def test_bare_json_naming_an_unknown_tool_stays_text() -> None:
     text = '{"name": "delete_everything", "arguments": {}}'
     assert calls_of(parse(text)) == []
     assert text_of(parse(text)) == text
+
+
+@pytest.mark.parametrize("step", [1, 5])
+def test_a_tool_name_written_with_other_separators_is_read_as_the_offered_one(step: int) -> None:
+    # Small models write math.roots.quadratic for math_roots.quadratic.
+    parser = HermesParser(known_names=["math_roots.quadratic", "math.roots.cubic"])
+    text = '```json\n{"name": "Math.Roots.Quadratic", "arguments": {"a": 5}}\n```'
+    events = [e for i in range(0, len(text), step) for e in parser.feed(text[i : i + step])]
+    events += parser.finish()
+    [call] = calls_of(events)
+    assert (call.name, call.arguments) == ("math_roots.quadratic", {"a": 5})
+    # The streamed name is the offered one too.
+    assert [e.name for e in events if isinstance(e, ToolCallDelta) and e.name] == [call.name]
+
+
+def test_a_name_that_squashes_to_two_offered_tools_stays_text() -> None:
+    parser = HermesParser(known_names=["get_user", "getUser"])
+    text = '{"name": "get-user", "arguments": {}}'
+    events = [*parser.feed(text), *parser.finish()]
+    assert calls_of(events) == [] and text_of(events) == text
 
 
 def test_fenced_code_that_is_not_a_call_stays_text_verbatim() -> None:

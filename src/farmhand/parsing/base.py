@@ -216,6 +216,7 @@ class FamilyParser:
             self._args_sent = []
             self._args_len = 0
             self._call_id = call_id or new_call_id()
+            name = self._as_offered(name)
             self._add(ToolCallDelta(self._index, name=name, id=self._call_id))
 
     def _call_progress(self, arguments: str | PartialArguments) -> None:
@@ -238,9 +239,16 @@ class FamilyParser:
         if self._accepting():
             if self._announced and call.id.startswith("call_"):  # farmhand's, not the model's
                 call = replace(call, id=self._call_id)
+            if (name := self._as_offered(call.name)) != call.name:
+                call = replace(call, name=name)
             self._add(ToolCallEvent(call))
             self._index += 1
         self._announced = False
+
+    def _as_offered(self, name: str) -> str:
+        """The offered tool's own name for a name written with other case or separators."""
+        known = self.options.known_names
+        return (offered_name(name, known) or name) if known else name
 
     def _call_dropped(self) -> None:
         """What looked like a call was not one (its text is reported by the family)."""
@@ -516,5 +524,23 @@ def call_from_object(obj: Any) -> ToolCall | None:
 
 
 def is_known_tool(name: str, known_names: Collection[str]) -> bool:
-    """True if `name` is a tool, or a tool's name without its `server:` prefix."""
-    return name in known_names or any(k.endswith(SEPARATOR + name) for k in known_names)
+    """True if `name` is a tool, a tool's name without its `server:` prefix, or a tool's
+    name written with other case or separators (`offered_name`)."""
+    if name in known_names or any(k.endswith(SEPARATOR + name) for k in known_names):
+        return True
+    return offered_name(name, known_names) is not None
+
+
+def offered_name(name: str, known_names: Collection[str]) -> str | None:
+    """The offered tool a written name means when it differs only in case and separators:
+    small models write `math.roots.quadratic` for `math_roots.quadratic`. None when no tool,
+    or more than one, squashes to the same letters and digits."""
+    if name in known_names:
+        return name
+    wanted = _squashed(name)
+    matches = [k for k in known_names if _squashed(k) == wanted]
+    return matches[0] if len(matches) == 1 and wanted else None
+
+
+def _squashed(name: str) -> str:
+    return "".join(c for c in name.casefold() if c.isalnum())
