@@ -51,6 +51,15 @@ def test_unlikely_call_answers_and_bans_call_starts_but_not_the_fence() -> None:
     assert PIECES[int(np.argmax(values))] == "Sure"
 
 
+def test_an_answer_the_gate_decided_on_may_not_end_before_it_starts() -> None:
+    gate = TurnGate(Vocabulary(), 0.5)
+    gate.end_tokens = [PIECES.index("w0")]
+    values = logits(w0=0.6, brace=0.3, Sure=0.1)
+    gate([], values)
+    assert gate.answering
+    assert PIECES[int(np.argmax(values))] == "Sure"  # not the end, nor a call
+
+
 def test_after_a_result_the_bar_is_higher_and_later_tokens_are_left_alone() -> None:
     thresholds = GateThresholds(call=0.5, after_result=0.9)
     gate = turn_gate(Vocabulary(), thresholds, after_result=True)

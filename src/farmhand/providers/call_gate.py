@@ -11,7 +11,8 @@ small models write calls as bare or fenced JSON as often as in tags) and decides
   used only for a conversation's first question and later ones are left to the model;
 - otherwise the turn answers: the call starts (except the fence, which also opens code,
   unless `answer_fence` is off) are banned at the first token, and `TurnGate.answering`
-  tells the provider to read the turn as text, not calls;
+  tells the provider to read the turn as text, not calls (the end of the turn is banned
+  there too: an answer is never empty);
 - after a complete call (the provider says so with `call_written`), if P(anything but the
   end of the turn) >= `another`, the end is banned for `push_tokens` tokens, so a model that
   was about to stop after one call of several goes on (a call it repeats is dropped by the
@@ -115,6 +116,8 @@ class TurnGate:
             return
         self.answering = True
         banned = [t for t in calls if not (self.answer_fence and starts[t] in OPENS_TEXT_TOO)]
+        # Nor may the answer be empty: a model that wanted to call ends at once otherwise.
+        banned += self.end_tokens
         if banned:
             logits[banned] = -np.inf
 

@@ -350,6 +350,7 @@ class LlamaCppProvider:
                 # answered in text (the gate bans the tokens that start a call, the code
                 # fence too, in which the model would write its call as text).
                 gate = TurnGate(self.llama, math.inf, answer_fence=False)
+                gate.end_tokens = self._end_tokens
                 answering = self._sampling(settings, spec, gate)
                 stops = StopStrings(settings.stop)
                 generation = self._generate(prompt_tokens, max_tokens, stops, answering)
