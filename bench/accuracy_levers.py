@@ -30,7 +30,9 @@ a first question's first call of a tool that shares no word with the question an
 text unless all its required values are in the user's text: `providers/relevance.py`);
 groundsiblings (ungrounded, plus: while the question lists values the calls have not used,
 "Berlin and Madrid", the model is pushed into another call: `providers/siblings.py`);
-default (what the provider ships: grounded, groundoptional, groundtopic, groundsiblings).
+repair (ungrounded, plus: calls that miss their schema repaired, a number for a string or
+several values packed into one call: `tools/repair.py`); default (what the provider ships:
+grounded, groundoptional, groundtopic, groundsiblings and repair).
 
 Run: .venv/bin/python bench/accuracy_levers.py [SUITE] [--variants a,b] [--limit N]
      [--category C] [--json FILE]         SUITE: builtin (default), bfcl:slice, a JSONL file
@@ -75,6 +77,7 @@ OFF: dict[str, Any] = {
     "ground_optional": False,
     "ground_topic": False,
     "ground_siblings": False,
+    "repair_calls": False,
 }
 Builder = Callable[[Any], Provider]
 VARIANTS: dict[str, Builder] = {
@@ -112,6 +115,7 @@ VARIANTS: dict[str, Builder] = {
     "groundoptional": lambda llama: LlamaCppProvider(llama, **{**OFF, "ground_optional": True}),
     "groundtopic": lambda llama: LlamaCppProvider(llama, **{**OFF, "ground_topic": True}),
     "groundsiblings": lambda llama: LlamaCppProvider(llama, **{**OFF, "ground_siblings": True}),
+    "repair": lambda llama: LlamaCppProvider(llama, **{**OFF, "repair_calls": True}),
     "default": lambda llama: LlamaCppProvider(llama),  # what the provider ships
 }
 

@@ -217,3 +217,51 @@ async def test_a_city_the_question_lists_but_no_call_used_pushes_for_another_cal
     # The scripted model ignores the gate; what is checked is that the gate was told.
     gate = llama.samplings[0].steer
     assert isinstance(gate, TurnGate) and gate.pushing is pushed
+
+
+PRESENT_VALUE = ToolDefinition(
+    "present_value",
+    parameters={
+        "type": "object",
+        "properties": {"payment": {"type": "integer"}, "years": {"type": "integer"}},
+        "required": ["payment", "years"],
+    },
+)
+
+
+def delta_calls(events: list[StreamEvent]) -> dict[int, tuple[str, str, str]]:
+    """The calls a client assembles from the deltas: index -> (id, name, arguments)."""
+    assembled: dict[int, tuple[str, str, str]] = {}
+    for e in events:
+        if isinstance(e, ToolCallDelta):
+            call_id, name, arguments = assembled.get(e.index, ("", "", ""))
+            assembled[e.index] = (e.id or call_id, e.name or name, arguments + e.arguments)
+    return assembled
+
+
+async def test_values_packed_into_one_call_are_run_as_one_call_each() -> None:
+    packed = (
+        '<tool_call>{"name": "present_value", "arguments": {"payment": 1000, "years": [10, 20]}}'
+        "</tool_call>"
+    )
+    later = '<tool_call>{"name": "factorial", "arguments": {"number": 5}}</tool_call>'
+    question = [Message.user("Present value of 1000 a year over 10 and 20 years, and 5!")]
+    settings = GenerationSettings()
+    provider = LlamaCppProvider(Replies(packed + later))
+    events = [e async for e in provider.stream(question, [PRESENT_VALUE, FACTORIAL], settings)]
+    calls = [e.call for e in events if isinstance(e, ToolCallEvent)]
+    assert [c.arguments for c in calls] == [
+        {"payment": 1000, "years": 10},
+        {"payment": 1000, "years": 20},
+        {"number": 5},
+    ]
+    # Streamed, each call has its own index, and the call after the repair moved up one.
+    assembled = delta_calls(events)
+    assert sorted(assembled) == [0, 1, 2]
+    for index, call in enumerate(calls):
+        call_id, name, arguments = assembled[index]
+        assert (call_id, name, json.loads(arguments)) == (call.id, call.name, call.arguments)
+
+    as_written = LlamaCppProvider(Replies(packed), repair_calls=False)
+    events = [e async for e in as_written.stream(question, [PRESENT_VALUE], settings)]
+    assert [e.call.arguments["years"] for e in events if isinstance(e, ToolCallEvent)] == [[10, 20]]

@@ -129,7 +129,8 @@ class LlamaCppProvider:
     call shares no word with the question (`relevance.py`); `ground_optional` leaves out a
     call's optional arguments whose values the conversation never mentioned;
     `ground_siblings` pushes the model into another call while the question lists values
-    its calls have not used (`siblings.py`, through the call gate)."""
+    its calls have not used (`siblings.py`, through the call gate). `repair_calls`: a call
+    that misses its schema the way small models do is repaired (`tools/repair.py`)."""
 
     name = "llamacpp"
     accepts_grammar_tools = True  # see providers.grammar.GrammarTarget
@@ -152,6 +153,7 @@ class LlamaCppProvider:
         ground_optional: bool = True,
         ground_topic: bool = True,
         ground_siblings: bool = True,
+        repair_calls: bool = True,
     ) -> None:
         self.llama = llama
         self.model_name = model_name
@@ -181,6 +183,7 @@ class LlamaCppProvider:
         self.ground_optional = ground_optional
         self.ground_topic = ground_topic
         self.ground_siblings = ground_siblings
+        self.repair_calls = repair_calls
         self.prefix_cache = PrefixCache(llama) if prefix_cache is True else prefix_cache or None
         self.last_prefix: str | None = None  # what the prefix cache did on the last turn
         self.prefix_outcomes: list[str] = []  # and on every turn so far
@@ -392,7 +395,8 @@ class LlamaCppProvider:
         if self.ground_topic and first_question and auto:
             topic = question_words(" ".join(m.content for m in messages if m.role == "user"))
         judged = first_share is not None or topic is not None
-        if not tools or not (self.ground_extra or self.ground_optional or judged):
+        levers = self.ground_extra or self.ground_optional or self.repair_calls or judged
+        if not tools or not levers:
             return None
         return Grounding(
             evidence_of(messages),
@@ -400,6 +404,7 @@ class LlamaCppProvider:
             extra=self.ground_extra,
             first_share=first_share,
             optional=self.ground_optional,
+            repair=self.repair_calls,
             topic=topic,
             tool_words={t.name: tool_words(t) for t in tools} if topic else {},
         )

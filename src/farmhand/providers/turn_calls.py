@@ -13,6 +13,9 @@ caller and decides, call by call:
 - with `Grounding.topic`, a first call of a tool that shares no word with the question
   (`relevance.py`) must have all its required values grounded, or is answered in text
   the same way;
+- with `Grounding.repair`, a call that misses its schema the way small models do is
+  repaired first (`tools/repair.py`: a number for a string, several values packed into one
+  call), possibly into several calls, each then judged as if the model had written it;
 - with `Grounding.optional`, a kept call loses the optional arguments whose values are not
   grounded (`grounding.ungrounded_optional`); its held deltas are rewritten to match.
 
@@ -34,6 +37,7 @@ from farmhand.providers.grounding import (
     grounded_share,
     ungrounded_optional,
 )
+from farmhand.tools.repair import repaired
 
 # A `first_share` that only a first call with no grounded value at all falls below.
 ANY_GROUNDED = 1e-9
@@ -48,6 +52,7 @@ class Grounding:
     extra: bool = False  # drop an ungrounded further call and stop the turn
     first_share: float | None = None  # answer instead when the first call's share is lower
     optional: bool = False  # leave out optional arguments whose values are not grounded
+    repair: bool = False  # repair calls that miss their schema (tools/repair.py)
     # The question's topic words and each tool's (relevance.py): a first call of a tool
     # with none of them needs all its required values grounded. None: not judged.
     topic: frozenset[str] | None = None
@@ -63,6 +68,7 @@ class CallsOfTurn:
         self.dropped: list[ToolCall] = []
         self._seen: set[str] = set()
         self._held: list[StreamEvent] = []
+        self._shift = 0  # calls a repair added: the parser's later indexes move up by this
 
     @property
     def stopped(self) -> bool:
@@ -74,10 +80,11 @@ class CallsOfTurn:
         for event in events:
             if self.stopped:
                 break
+            if isinstance(event, ToolCallDelta) and self._shift:
+                event = dataclasses.replace(event, index=event.index + self._shift)
             if isinstance(event, ToolCallEvent):
                 held, self._held = self._held, []
-                if self._keeps(event.call):
-                    admitted += self._trimmed(held, event)
+                admitted += self._calls_of(held, event)
             elif self._held or (isinstance(event, ToolCallDelta) and self._judged_next()):
                 self._held.append(event)
             else:
@@ -85,39 +92,55 @@ class CallsOfTurn:
         return admitted
 
     def _judged_next(self) -> bool:
-        """Whether the next call may be dropped or trimmed for its grounding (so is held
-        back)."""
+        """Whether the next call may be dropped, repaired or trimmed (so is held back)."""
         rules = self.grounding
         if rules is None:
             return False
-        if rules.optional:
+        if rules.optional or rules.repair:
             return True
         if self.kept:
             return rules.extra
         return rules.first_share is not None or rules.topic is not None
 
-    def _trimmed(self, held: list[StreamEvent], event: ToolCallEvent) -> list[StreamEvent]:
-        """The held events and the call, without the call's ungrounded optional arguments.
-        The deltas the parser wrote are replaced by two that spell the trimmed call, so
-        that a client reading deltas sees what is run."""
-        rules, call = self.grounding, event.call
+    def _calls_of(self, held: list[StreamEvent], event: ToolCallEvent) -> list[StreamEvent]:
+        """What the stream gets for a call the parser completed: the call as written, or
+        the calls it is repaired into (`tools/repair.py`) and trimmed to, each judged. A
+        changed call's deltas are replaced by two that spell what is run, so that a client
+        reading deltas sees that; later calls' deltas move up past any added by a repair."""
+        rules, written = self.grounding, event.call
+        calls = [written]
+        if rules is not None and rules.repair:
+            calls = repaired(written, rules.schemas.get(written.name))
+            self._shift += len(calls) - 1
+        opening = next((e for e in held if isinstance(e, ToolCallDelta) and e.name), None)
+        out: list[StreamEvent] = []
+        for number, call in enumerate(calls):
+            if self.stopped or not self._keeps(call):
+                continue
+            final = self._trimmed(call)
+            self.kept[-1] = final
+            if final is written:
+                return [*held, event]  # as the model wrote it: its deltas stand
+            if opening is not None:
+                index, call_id = opening.index + number, opening.id if number == 0 else final.id
+                out.append(ToolCallDelta(index, name=opening.name, id=call_id))
+                out.append(ToolCallDelta(index, arguments=final.arguments_json()))
+            out.append(ToolCallEvent(final))
+        if not out:
+            return []  # dropped: nothing of it reaches the stream
+        return [*(e for e in held if not isinstance(e, ToolCallDelta)), *out]
+
+    def _trimmed(self, call: ToolCall) -> ToolCall:
+        """The call without its ungrounded optional arguments (itself when none)."""
+        rules = self.grounding
         if rules is None or not rules.optional or call.parse_error:
-            return [*held, event]
+            return call
         drop = ungrounded_optional(call, rules.schemas, rules.evidence)
         if not drop:
-            return [*held, event]
-        trimmed = dataclasses.replace(
+            return call
+        return dataclasses.replace(
             call, arguments={k: v for k, v in call.arguments.items() if k not in drop}
         )
-        self.kept[-1] = trimmed
-        out: list[StreamEvent] = []
-        for piece in held:
-            if not isinstance(piece, ToolCallDelta):
-                out.append(piece)
-            elif piece.name:  # the call's first delta: the whole trimmed call in its place
-                out.append(dataclasses.replace(piece, arguments=""))
-                out.append(ToolCallDelta(piece.index, arguments=trimmed.arguments_json()))
-        return [*out, ToolCallEvent(trimmed)]
 
     def _keeps(self, call: ToolCall) -> bool:
         key = call.key()
