@@ -117,6 +117,7 @@ VARIANTS: dict[str, Builder] = {
     "groundsiblings": lambda llama: LlamaCppProvider(llama, **{**OFF, "ground_siblings": True}),
     "repair": lambda llama: LlamaCppProvider(llama, **{**OFF, "repair_calls": True}),
     "default": lambda llama: LlamaCppProvider(llama),  # what the provider ships
+    "retag": lambda llama: LlamaCppProvider(llama, constrained=True, retag_calls=True),
 }
 
 

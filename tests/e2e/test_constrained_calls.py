@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ctypes
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import jsonschema
@@ -22,6 +22,7 @@ from farmhand.models.assemble import ensure_model
 from farmhand.models.catalog import DEFAULT_MODEL
 from farmhand.providers.base import GenerationSettings, Provider
 from farmhand.providers.grammar import build_tool_grammar, grammar_spec
+from farmhand.providers.llama_sampling import Sampling, sample_tokens
 from farmhand.providers.llamacpp import LlamaCppProvider, load_llama
 from farmhand.providers.prompt_based import PromptBasedProvider
 from farmhand.tools.definition import ToolDefinition
@@ -228,3 +229,50 @@ async def test_constrained_auto_leaves_a_prose_answer_unchanged(llama: Any) -> N
         answers.append("".join(e.text for e in events if isinstance(e, TextDelta)))
     assert answers[0].strip()
     assert answers[1] == answers[0]
+
+
+def test_a_steer_never_leaves_the_grammar_nothing_to_sample(llama: Any) -> None:
+    """llama.cpp aborts the whole process on a token its grammar cannot accept, which is
+    what sampling picks when every logit is -inf. A steer that bans what the grammar
+    admits is undone for that token (`llama_sampling._steering`)."""
+
+    def ban_everything(sampled: Sequence[int], logits: Any) -> None:
+        logits[:] = -math.inf
+
+    prompt = llama.tokenize(b"Answer yes or no: is water wet?", add_bos=False, special=True)
+    sampling = Sampling(0.0, grammar='root ::= "yes"', steer=ban_everything)
+    tokens = sample_tokens(llama, prompt, sampling)
+    try:
+        written = [next(tokens) for _ in range(3)]
+    finally:
+        tokens.close()
+    assert llama.detokenize(written).startswith(b"yes")
+
+
+async def test_constrained_auto_pushes_into_a_second_tagged_call(llama: Any) -> None:
+    """Under the lazy grammar the parser reads a call before the grammar has closed it;
+    the push for another call (the question lists two artists) waits for the close tag,
+    and the grammar then writes the second call. Before, the push banned what the grammar
+    needed and llama.cpp aborted the process."""
+    play = ToolDefinition(
+        "play_artist",
+        "Play songs of an artist for some minutes.",
+        {
+            "type": "object",
+            "properties": {"artist": {"type": "string"}, "minutes": {"type": "integer"}},
+            "required": ["artist", "minutes"],
+        },
+    )
+    llama.reset()
+    provider = LlamaCppProvider(llama, constrained=True, retag_calls=True)
+    question = [
+        Message.user(
+            "Play songs from the artists Taylor Swift and Maroon 5, for 20 and 15 minutes"
+            " respectively."
+        )
+    ]
+    events = [e async for e in provider.stream(question, [play], settings("auto"))]
+    calls = calls_of(events)
+    assert sorted(c.arguments["artist"] for c in calls) == ["Maroon 5", "Taylor Swift"]
+    for call in calls:
+        jsonschema.validate(call.arguments, play.parameters)

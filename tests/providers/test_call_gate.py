@@ -9,11 +9,12 @@ from farmhand.providers.call_gate import FORCE_TOKENS, GateThresholds, TurnGate,
 
 PIECES = ["Hello", '{"', "```", "<tool_call>", " The", "[", "Sure"] + [f"w{i}" for i in range(93)]
 PIECES += ["\n", ""]  # whitespace, and a token that prints nothing
+PIECES += ["</", "tool_call>"]  # the close tag, as the grammar has the model write it
 
 
 class Vocabulary:
     def detokenize(self, tokens: list[int], special: bool = False) -> bytes:
-        return PIECES[tokens[0]].encode()
+        return "".join(PIECES[t] for t in tokens).encode()
 
 
 def logits(**probabilities: float) -> np.ndarray:
@@ -156,7 +157,7 @@ def test_forcing_gives_up_after_a_few_tokens_or_with_no_call_in_view() -> None:
 
     gate.call_written(more_wanted=True)
     # No call start among the likely tokens (only the w* pieces carry weight): left alone.
-    unlikely = np.log(np.array([1e-30] * 7 + [1.0] * 93 + [1e-30, 1e-30])).astype(np.float32)
+    unlikely = np.log(np.array([1e-30] * 7 + [1.0] * 93 + [1e-30] * 4)).astype(np.float32)
     before = unlikely.copy()
     gate([1, 2], unlikely)
     assert np.array_equal(unlikely, before)
@@ -166,3 +167,49 @@ def test_forcing_gives_up_after_a_few_tokens_or_with_no_call_in_view() -> None:
     values = logits(w0=0.9, brace=0.05)
     plain([1], values)
     assert np.isfinite(values).all()
+
+
+def softmax(values: np.ndarray) -> np.ndarray:
+    shifted = np.exp(values.astype(np.float64) - np.max(values))
+    return shifted / shifted.sum()
+
+
+def test_retag_writes_a_call_started_another_way_as_the_tag_with_the_same_weight() -> None:
+    tag = PIECES.index("<tool_call>")
+    gate = TurnGate(Vocabulary(), None, grammar_tag=tag, retag=True)
+    values = logits(Hello=0.4, brace=0.3, fence=0.25, tag=0.05)
+    gate([], values)
+    assert allowed(values) == set(PIECES) - {'{"', "```", "["}
+    p = softmax(values)
+    assert p[tag] == pytest.approx(0.6, abs=0.01)  # brace, fence, [ and the tag's own
+    assert p[PIECES.index("Hello")] == pytest.approx(0.4, abs=0.01)
+    later = logits(brace=0.9)
+    untouched = later.copy()
+    gate([tag], later)  # only the first token is retagged
+    assert np.array_equal(later, untouched)
+    # Without `retag` (a grammar tag alone), the first token is left to the model.
+    plain = logits(brace=0.9)
+    untouched = plain.copy()
+    TurnGate(Vocabulary(), None, grammar_tag=tag)([], plain)
+    assert np.array_equal(plain, untouched)
+
+
+def test_under_the_grammar_a_wanted_call_waits_for_the_close_tag_then_bans_the_end() -> None:
+    tag = PIECES.index("<tool_call>")
+    gate = TurnGate(Vocabulary(), None, grammar_tag=tag)
+    gate.end_tokens = [PIECES.index("w0")]
+    gate.call_written(more_wanted=True)  # the parser read the call before its close tag
+    sampled = [tag, PIECES.index('{"'), PIECES.index("\n")]
+    inside = logits(w0=0.2, Hello=0.8)
+    untouched = inside.copy()
+    gate(sampled, inside)
+    assert np.array_equal(inside, untouched)  # the grammar is still closing the call
+    sampled += [PIECES.index("</"), PIECES.index("tool_call>")]
+    closed = logits(w0=0.9, newline=0.1)
+    gate(sampled, closed)
+    # The grammar admits only the end or a newline and another call: the end is banned,
+    # and nothing else (banning all but call starts would leave the grammar nothing).
+    assert allowed(closed) == set(PIECES) - {"w0"}
+    after = logits(w0=0.9)
+    gate([*sampled, PIECES.index("\n")], after)
+    assert np.isfinite(after).all()

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from farmhand.providers.grammar import OPEN_TAG
+from farmhand.providers.grammar import CLOSE_TAG, OPEN_TAG
 
 TOP = 64
 FORCE_TOKENS = 4  # whitespace the model may write before the call it is pushed into
@@ -63,6 +63,7 @@ class _Push:
     left: int = 0  # tokens the end of the turn stays banned for
     force: bool = False  # another call is wanted: the next word must start one
     forced_at: int | None = None  # how many tokens were sampled when forcing began
+    closing: bool = False  # a tagged call was read: wait for its close tag before weighing
 
 
 class TurnGate:
@@ -75,6 +76,8 @@ class TurnGate:
         thresholds: GateThresholds = GateThresholds(),
         *,
         answer_fence: bool = True,
+        grammar_tag: int | None = None,
+        retag: bool = False,
     ) -> None:
         self.llama = llama
         self.limit = limit
@@ -82,6 +85,15 @@ class TurnGate:
         # want a call: it would write the call as a fenced block of text.
         self.answer_fence = answer_fence
         self.thresholds = thresholds
+        # The call tag's token, when calls are written in tags under the tool grammar
+        # (lazy: it wakes at the tag). Pushing on after a call then waits for the call's
+        # close tag (the parser reads the call before the grammar closes it), and after it
+        # the grammar admits only the end or another call.
+        self.grammar_tag = grammar_tag
+        # With a grammar tag: a first token that starts a call another way (a fence, a
+        # bare `{`) is written as the tag instead, with their summed weight, so that the
+        # call is written under the grammar.
+        self.retag = retag
         self.p_call: float | None = None
         self.answering = False
         self.end_tokens: list[int] = []  # set by the provider, for pushing on after a call
@@ -97,9 +109,16 @@ class TurnGate:
         (`more_wanted`) push the model into writing one."""
         self._push.pending = self.thresholds.another < 1 and bool(self.end_tokens)
         self._push.force, self._push.forced_at = more_wanted, None
+        self._push.closing = self.grammar_tag is not None
 
     def __call__(self, sampled: Sequence[int], logits: npt.NDArray[np.float32]) -> None:
+        if not sampled and self.retag and self.grammar_tag is not None:
+            self._retag(logits, self.grammar_tag)
         if sampled or self.limit is None:
+            if self._push.closing:
+                self._push.closing = not self._closed(sampled)
+                if self._push.closing:
+                    return
             if not self._forced(sampled, logits):
                 self._go_on(logits)
             return
@@ -121,6 +140,22 @@ class TurnGate:
         if banned:
             logits[banned] = -np.inf
 
+    def _retag(self, logits: npt.NDArray[np.float32], tag: int) -> None:
+        top = np.argpartition(-logits, TOP)[:TOP]
+        others = [int(t) for t in top if self._start_of(int(t)) not in (None, OPEN_TAG)]
+        if not others:
+            return
+        chosen = [*others, tag]
+        peak = float(np.max(logits[chosen]))
+        mass = peak + float(np.log(np.exp(logits[chosen].astype(np.float64) - peak).sum()))
+        logits[others] = -np.inf
+        logits[tag] = mass
+
+    def _closed(self, sampled: Sequence[int]) -> bool:
+        """Whether the text sampled so far ends with the call's close tag."""
+        text: bytes = self.llama.detokenize(list(sampled[-8:]), special=True)
+        return text.decode("utf-8", "replace").rstrip().endswith(CLOSE_TAG)
+
     def _go_on(self, logits: npt.NDArray[np.float32]) -> None:
         push = self._push
         if push.pending:
@@ -137,6 +172,11 @@ class TurnGate:
         push = self._push
         if not push.force:
             return False
+        if self.grammar_tag is not None:
+            # After a tagged call the grammar admits only the end or another call.
+            push.force = push.pending = False
+            logits[self.end_tokens] = -np.inf
+            return True
         if push.forced_at is None:
             push.forced_at = len(sampled)
         since = sampled[push.forced_at :]

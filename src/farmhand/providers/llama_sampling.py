@@ -36,7 +36,10 @@ class LazyTrigger:
 
 Steer = Callable[[Sequence[int], npt.NDArray[np.float32]], None]
 """Called before each token is sampled with the tokens sampled so far and the next token's
-logits, which it may change in place (e.g. ban a token); see `call_gate.py`."""
+logits, which it may change in place (e.g. ban a token); see `call_gate.py`. It runs after
+the grammar (the tokens the grammar rules out are already -inf), and bans that would leave
+no token to sample are undone: a steer can narrow what the grammar admits, never empty it
+(llama.cpp aborts the process on a token its grammar cannot accept)."""
 
 
 @dataclass(frozen=True)
@@ -81,16 +84,14 @@ def sample_tokens(
 ) -> Generator[int, None, None]:
     """Evaluate `prompt` (reusing what the KV cache holds) and yield sampled tokens until
     the caller stops asking. Blocking: run it in a worker thread."""
-    sampler = _sampler(llama, sampling)
+    sampled: list[int] = []
+    sampler = _sampler(llama, sampling, sampled)
     try:
         pending = reuse_prefix(llama, prompt)
         if processed is not None:
             processed.prompt_tokens += len(pending)
-        sampled: list[int] = []
         while True:
             llama.eval(pending)
-            if sampling.steer is not None:
-                sampling.steer(sampled, logits_of_last(llama))
             token = int(sampler.sample(llama._ctx, -1))
             sampled.append(token)
             yield token
@@ -99,16 +100,29 @@ def sample_tokens(
         sampler.close()
 
 
-def logits_of_last(llama: Any) -> npt.NDArray[np.float32]:
-    """The context's logits for the last evaluated token, as a writable view."""
-    import llama_cpp
+def _steering(steer: Steer, sampled: Sequence[int], n_vocab: int) -> Callable[[Any], None]:
+    """`steer` as a step of llama.cpp's sampler chain (after the grammar)."""
 
-    pointer = llama_cpp.llama_get_logits_ith(llama.ctx, -1)
-    view: npt.NDArray[np.float32] = np.ctypeslib.as_array(pointer, shape=(llama.n_vocab(),))
-    return view
+    def apply(candidates: Any) -> None:
+        array = candidates.contents
+        data = np.ctypeslib.as_array(array.data, shape=(array.size,))
+        ids, logits = data["id"], data["logit"]
+        # The chain starts from every token in id order; the grammar keeps that order.
+        in_order = array.size == n_vocab and ids[0] == 0 and ids[-1] == n_vocab - 1
+        view = logits if in_order else np.full(n_vocab, -np.inf, dtype=np.float32)
+        if not in_order:
+            view[ids] = logits
+        before = view.copy()
+        steer(sampled, view)
+        if not np.isfinite(view).any():
+            view[:] = before  # the steer would leave nothing the grammar admits
+        if not in_order:
+            logits[:] = view[ids]
+
+    return apply
 
 
-def _sampler(llama: Any, sampling: Sampling) -> Any:
+def _sampler(llama: Any, sampling: Sampling, sampled: Sequence[int]) -> Any:
     from llama_cpp import _internals
     from llama_cpp.llama_grammar import LlamaGrammar
 
@@ -122,6 +136,8 @@ def _sampler(llama: Any, sampling: Sampling) -> Any:
             sampler.add_grammar_lazy_patterns(
                 llama._model, grammar, list(sampling.lazy.patterns), list(sampling.lazy.tokens)
             )
+    if sampling.steer is not None:
+        sampler.add_custom(_steering(sampling.steer, sampled, int(llama.n_vocab())))
     if sampling.temperature <= 0:
         sampler.add_greedy()
     else:

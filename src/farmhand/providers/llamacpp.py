@@ -154,6 +154,7 @@ class LlamaCppProvider:
         ground_topic: bool = True,
         ground_siblings: bool = True,
         repair_calls: bool = True,
+        retag_calls: bool = False,
     ) -> None:
         self.llama = llama
         self.model_name = model_name
@@ -184,6 +185,7 @@ class LlamaCppProvider:
         self.ground_topic = ground_topic
         self.ground_siblings = ground_siblings
         self.repair_calls = repair_calls
+        self.retag_calls = retag_calls
         self.prefix_cache = PrefixCache(llama) if prefix_cache is True else prefix_cache or None
         self.last_prefix: str | None = None  # what the prefix cache did on the last turn
         self.prefix_outcomes: list[str] = []  # and on every turn so far
@@ -332,6 +334,9 @@ class LlamaCppProvider:
                     later_question=any(m.role == "assistant" for m in messages),
                 )
                 gate.end_tokens = self._end_tokens
+                tag = self._call_tag_tokens()
+                if spec is not None and spec.tools and tag:
+                    gate.grammar_tag, gate.retag = tag[0], self.retag_calls
             sampling = self._sampling(settings, spec, gate)
             stops = StopStrings(settings.stop)
             generation = self._generate(prompt_tokens, max_tokens, stops, sampling)
