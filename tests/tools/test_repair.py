@@ -76,3 +76,25 @@ def test_calls_that_fit_or_cannot_be_made_to_fit_stay_as_written() -> None:
     # A flag for a string is not a number: left for the model to fix.
     flag = ToolCall("q", {"conditions": [{"field": "x", "value": True}]})
     assert repaired(flag, QUERY) == [flag]
+
+
+AREA = {
+    "type": "object",
+    "properties": {
+        "interval": {"type": "array", "items": {"type": "number", "format": "float"}},
+        "step": {"type": "number", "format": "double"},
+        "count": {"type": "number"},
+        "flag": {"type": "boolean"},
+    },
+}
+
+
+def test_whole_numbers_where_the_schema_says_float_are_written_as_floats() -> None:
+    written = ToolCall("area", {"interval": [1, 3.5], "step": 2, "count": 4, "flag": True})
+    (call,) = repaired(written, AREA)
+    assert call.arguments_json() == (
+        '{"interval": [1.0, 3.5], "step": 2.0, "count": 4, "flag": true}'
+    )
+    assert call.id == written.id
+    already = ToolCall("area", {"interval": [1.5], "count": 4})
+    assert repaired(already, AREA)[0] is already  # nothing to change: the call as written

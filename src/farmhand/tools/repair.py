@@ -8,11 +8,17 @@
 
 A call is changed only when it does not fit its schema and every repaired call does;
 anything else stays as written, for the router's check to tell the model what to fix.
+
+One change needs no misfit: a whole number where the schema says `format: float` (or
+`double`) is written as a float (`[1, 3]` as `[1.0, 3.0]`). JSON Schema's `number` admits
+both, but a tool that declared a float (a Python function's `float`, as BFCL's are) may
+check the type.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from farmhand.messages import ToolCall
@@ -20,6 +26,7 @@ from farmhand.tools.definition import ToolDefinition
 from farmhand.tools.schema import validate_arguments
 
 SCALARS = ("string", "integer", "number", "boolean")
+FLOAT_FORMATS = ("float", "double")
 MAX_CALLS = 16  # a list longer than this is not read as calls
 
 
@@ -27,10 +34,13 @@ def repaired(call: ToolCall, schema: Mapping[str, Any] | None) -> list[ToolCall]
     """The calls `call` stands for: itself, or its repair (see the module's text)."""
     if schema is None or call.parse_error:
         return [call]
+    floats = _walked(call.arguments, schema, _as_float)
+    if json.dumps(floats) != json.dumps(call.arguments):  # 1.0 and 1 compare equal
+        call = ToolCall(call.name, floats, id=call.id)
     tool = ToolDefinition(call.name, parameters=dict(schema))
     if validate_arguments(tool, call.arguments) is None:
         return [call]
-    arguments = _as_strings(call.arguments, schema)
+    arguments = _walked(call.arguments, schema, _as_string)
     calls = [dict(a) for a in _fanned_out(arguments, schema)]
     if all(validate_arguments(tool, a) is None for a in calls):
         first = ToolCall(call.name, calls[0], id=call.id)
@@ -38,18 +48,28 @@ def repaired(call: ToolCall, schema: Mapping[str, Any] | None) -> list[ToolCall]
     return [call]
 
 
-def _as_strings(value: Any, schema: Any) -> Any:
+def _walked(value: Any, schema: Any, leaf: Callable[[Any, Mapping[str, Any]], Any]) -> Any:
+    """`value` with `leaf(item, its schema)` applied to every scalar in it, at any depth."""
     if not isinstance(schema, Mapping):
         return value
-    if schema.get("type") == "string" and isinstance(value, int | float):
-        return value if isinstance(value, bool) else str(value)
     if isinstance(value, Mapping):
         fields = schema.get("properties")
         fields = fields if isinstance(fields, Mapping) else {}
-        return {k: _as_strings(v, fields.get(k)) for k, v in value.items()}
+        return {k: _walked(v, fields.get(k), leaf) for k, v in value.items()}
     if isinstance(value, list):
-        return [_as_strings(v, schema.get("items")) for v in value]
-    return value
+        return [_walked(v, schema.get("items"), leaf) for v in value]
+    return leaf(value, schema)
+
+
+def _as_string(value: Any, schema: Mapping[str, Any]) -> Any:
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    return str(value) if number and schema.get("type") == "string" else value
+
+
+def _as_float(value: Any, schema: Mapping[str, Any]) -> Any:
+    whole = isinstance(value, int) and not isinstance(value, bool)
+    typed = schema.get("type") == "number" and schema.get("format") in FLOAT_FORMATS
+    return float(value) if whole and typed else value
 
 
 def _fanned_out(arguments: Any, schema: Mapping[str, Any]) -> list[Mapping[str, Any]]:
