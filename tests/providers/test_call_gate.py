@@ -84,13 +84,13 @@ def test_after_a_call_the_end_is_banned_when_the_model_leans_on() -> None:
     assert np.array_equal(first, untouched)  # no first-token decision with call=None
     gate.call_written()
     leaning = logits(w0=0.7, Hello=0.3)
-    gate([1, 2], leaning)
+    gate([10, 11], leaning)
     assert np.isneginf(leaning[PIECES.index("w0")])
     again = logits(w0=0.9)
-    gate([1, 2, 3], again)
+    gate([10, 11, 12], again)
     assert np.isneginf(again[PIECES.index("w0")])  # two tokens
     free = logits(w0=0.9)
-    gate([1, 2, 3, 4], free)
+    gate([10, 11, 12, 13], free)
     assert np.isfinite(free[PIECES.index("w0")])
 
 
@@ -99,7 +99,7 @@ def test_after_a_call_a_sure_end_is_left_alone() -> None:
     gate.end_tokens = [PIECES.index("w0")]
     gate.call_written()
     sure = logits(w0=0.95)
-    gate([1], sure)
+    gate([10], sure)
     assert np.isfinite(sure[PIECES.index("w0")])
 
 
@@ -145,7 +145,7 @@ def test_forcing_gives_up_after_a_few_tokens_or_with_no_call_in_view() -> None:
     gate = TurnGate(Vocabulary(), None)
     gate.call_written(more_wanted=True)
     newline = PIECES.index("\n")
-    sampled = [1]
+    sampled = [10]
     for _ in range(FORCE_TOKENS):
         values = logits(w0=0.9, brace=0.05)
         gate(sampled, values)
@@ -159,13 +159,13 @@ def test_forcing_gives_up_after_a_few_tokens_or_with_no_call_in_view() -> None:
     # No call start among the likely tokens (only the w* pieces carry weight): left alone.
     unlikely = np.log(np.array([1e-30] * 7 + [1.0] * 93 + [1e-30] * 4)).astype(np.float32)
     before = unlikely.copy()
-    gate([1, 2], unlikely)
+    gate([10, 11], unlikely)
     assert np.array_equal(unlikely, before)
     # Nor does a call written without more wanted force anything.
     plain = TurnGate(Vocabulary(), None)
     plain.call_written()
     values = logits(w0=0.9, brace=0.05)
-    plain([1], values)
+    plain([10], values)
     assert np.isfinite(values).all()
 
 
@@ -213,3 +213,21 @@ def test_under_the_grammar_a_wanted_call_waits_for_the_close_tag_then_bans_the_e
     after = logits(w0=0.9)
     gate([*sampled, PIECES.index("\n")], after)
     assert np.isfinite(after).all()
+
+
+def test_after_a_fenced_call_the_gate_waits_for_the_closing_fence() -> None:
+    """The parser reads a fenced call at its last brace; the closing fence is not the
+    start of another call, and the end is weighed only after it."""
+    gate = TurnGate(Vocabulary(), None)
+    gate.end_tokens = [PIECES.index("w0")]
+    gate.call_written(more_wanted=True)
+    fence, brace, newline = PIECES.index("```"), PIECES.index('{"'), PIECES.index("\n")
+    sampled = [fence, PIECES.index("w5"), newline, brace]
+    inside = logits(w0=0.5, fence=0.5)
+    untouched = inside.copy()
+    gate(sampled, inside)
+    assert np.array_equal(inside, untouched)
+    sampled += [newline, fence]  # closed: now the next word must start a call
+    closed = logits(w0=0.8, Hello=0.1, brace=0.04, fence=0.04, newline=0.02)
+    gate(sampled, closed)
+    assert allowed(closed) == {'{"', "```", "<tool_call>", "[", "\n"}

@@ -14,14 +14,19 @@ small models write calls as bare or fenced JSON as often as in tags) and decides
   tells the provider to read the turn as text, not calls (the end of the turn is banned
   there too: an answer is never empty);
 - after a complete call (the provider says so with `call_written`), if P(anything but the
-  end of the turn) >= `another`, the end is banned for `push_tokens` tokens, so a model that
-  was about to stop after one call of several goes on (a call it repeats is dropped by the
-  provider, which then stops the turn);
+  end of the turn) >= `another` where the call was read, the end is banned for
+  `push_tokens` tokens once the call's wrapper (its code fence or call tag) is closed, so a
+  model that was about to stop after one call of several goes on (a call it repeats, or
+  one that brings nothing the user wrote, is dropped by the provider, which then stops the
+  turn);
 - when the provider knows another call is wanted (`call_written(more_wanted=True)`: the
-  question lists values the calls have not used yet, `siblings.py`), the next word must
-  start a call: everything but whitespace and the call starts is banned until one is
-  written (for at most `FORCE_TOKENS` tokens, and only if a call start is among the likely
-  tokens at all).
+  question lists values the calls have not used yet, `siblings.py`), the next word after
+  the wrapper must start a call: everything but whitespace and the call starts is banned
+  until one is written (for at most `FORCE_TOKENS` tokens, and only if a call start is
+  among the likely tokens at all).
+
+Nothing is banned inside the wrapper: the parser reads a call at its last brace, before the
+closing fence (which is no new call's start) or the close tag (which the grammar needs).
 
 Only the most likely `TOP` first tokens are looked at (the rest carry no weight), so the
 gate costs one softmax and a few dozen detokenizations per turn.
@@ -40,8 +45,9 @@ from farmhand.providers.grammar import CLOSE_TAG, OPEN_TAG
 
 TOP = 64
 FORCE_TOKENS = 4  # whitespace the model may write before the call it is pushed into
-CALL_STARTS = (OPEN_TAG, "{", "[", "```")
-OPENS_TEXT_TOO = ("```",)  # a fence also opens a code answer: not banned when answering
+FENCE = "```"
+CALL_STARTS = (OPEN_TAG, "{", "[", FENCE)
+OPENS_TEXT_TOO = (FENCE,)  # a fence also opens a code answer: not banned when answering
 
 
 @dataclass(frozen=True)
@@ -51,7 +57,7 @@ class GateThresholds:
     after_result: float | None = 0.5
     # After a complete call: go on to another if P(not ending the turn) >= this (1: never).
     another: float = 1.0
-    push_tokens: int = 2  # how many tokens the end stays banned for
+    push_tokens: int = 1  # how many tokens after the call's wrapper the end stays banned
     # `call` only for a conversation's first question; later ones are left to the model
     # (measured: in a conversation the model's P(call) runs lower, and a gate cost it calls).
     first_question_only: bool = False
@@ -63,7 +69,7 @@ class _Push:
     left: int = 0  # tokens the end of the turn stays banned for
     force: bool = False  # another call is wanted: the next word must start one
     forced_at: int | None = None  # how many tokens were sampled when forcing began
-    closing: bool = False  # a tagged call was read: wait for its close tag before weighing
+    closing: bool = False  # a call was read: wait for its tag or fence to close first
 
 
 class TurnGate:
@@ -109,18 +115,24 @@ class TurnGate:
         (`more_wanted`) push the model into writing one."""
         self._push.pending = self.thresholds.another < 1 and bool(self.end_tokens)
         self._push.force, self._push.forced_at = more_wanted, None
-        self._push.closing = self.grammar_tag is not None
+        self._push.closing = True
 
     def __call__(self, sampled: Sequence[int], logits: npt.NDArray[np.float32]) -> None:
         if not sampled and self.retag and self.grammar_tag is not None:
             self._retag(logits, self.grammar_tag)
         if sampled or self.limit is None:
-            if self._push.closing:
-                self._push.closing = not self._closed(sampled)
-                if self._push.closing:
+            push = self._push
+            if push.pending:  # weighed where the call was read, before its wrapper closes
+                push.pending = False
+                if 1 - _probability(logits, self.end_tokens) >= self.thresholds.another:
+                    push.left = self.thresholds.push_tokens
+            if push.closing:
+                push.closing = _still_open(self._text(sampled))
+                if push.closing:
                     return
-            if not self._forced(sampled, logits):
-                self._go_on(logits)
+            if not self._forced(sampled, logits) and push.left > 0:
+                push.left -= 1
+                logits[self.end_tokens] = -np.inf
             return
         probabilities = np.exp(logits.astype(np.float64) - float(np.max(logits)))
         probabilities /= probabilities.sum()
@@ -151,20 +163,9 @@ class TurnGate:
         logits[others] = -np.inf
         logits[tag] = mass
 
-    def _closed(self, sampled: Sequence[int]) -> bool:
-        """Whether the text sampled so far ends with the call's close tag."""
-        text: bytes = self.llama.detokenize(list(sampled[-8:]), special=True)
-        return text.decode("utf-8", "replace").rstrip().endswith(CLOSE_TAG)
-
-    def _go_on(self, logits: npt.NDArray[np.float32]) -> None:
-        push = self._push
-        if push.pending:
-            push.pending = False
-            if 1 - _probability(logits, self.end_tokens) >= self.thresholds.another:
-                push.left = self.thresholds.push_tokens
-        if push.left > 0:
-            push.left -= 1
-            logits[self.end_tokens] = -np.inf
+    def _text(self, sampled: Sequence[int]) -> str:
+        text: bytes = self.llama.detokenize(list(sampled), special=True)
+        return text.decode("utf-8", "replace")
 
     def _forced(self, sampled: Sequence[int], logits: npt.NDArray[np.float32]) -> bool:
         """While another call is wanted and not yet started: only whitespace and the call
@@ -174,7 +175,7 @@ class TurnGate:
             return False
         if self.grammar_tag is not None:
             # After a tagged call the grammar admits only the end or another call.
-            push.force = push.pending = False
+            push.force = False
             logits[self.end_tokens] = -np.inf
             return True
         if push.forced_at is None:
@@ -194,7 +195,6 @@ class TurnGate:
         allowed = np.zeros(len(logits), dtype=bool)
         allowed[starts + spaces] = True
         logits[~allowed] = -np.inf
-        push.pending = False
         return True
 
     def _piece(self, token: int) -> str:
@@ -214,6 +214,14 @@ def turn_gate(
     if later_question and not after_result and thresholds.first_question_only:
         limit = None
     return TurnGate(llama, limit, thresholds)
+
+
+def _still_open(text: str) -> bool:
+    """Whether the call just read is still inside its wrapper: a call tag or a code fence
+    the model has not closed yet. (The parser reads a call at its last brace; weighing the
+    end of the turn or pushing for another call before the wrapper closes would take the
+    closing fence for a new call's start, or, under the grammar, ban what it needs.)"""
+    return text.count(FENCE) % 2 == 1 or text.rfind(OPEN_TAG) > text.rfind(CLOSE_TAG)
 
 
 def _blank(piece: str) -> bool:
