@@ -32,7 +32,9 @@ groundsiblings (ungrounded, plus: while the question lists values the calls have
 "Berlin and Madrid", the model is pushed into another call: `providers/siblings.py`);
 repair (ungrounded, plus: calls that miss their schema repaired, a number for a string or
 several values packed into one call: `tools/repair.py`); default (what the provider ships:
-grounded, groundoptional, groundtopic, groundsiblings and repair).
+grounded, groundoptional, groundtopic, groundsiblings and repair); retag (default, plus the
+lazy tool grammar, with a first token that starts a call as a fence or bare JSON written
+as the call tag, so that every call is written under the grammar).
 
 Run: .venv/bin/python bench/accuracy_levers.py [SUITE] [--variants a,b] [--limit N]
      [--category C] [--json FILE]         SUITE: builtin (default), bfcl:slice, a JSONL file
