@@ -198,8 +198,7 @@ class TurnGate:
         return True
 
     def _piece(self, token: int) -> str:
-        piece: bytes = self.llama.detokenize([token], special=True)
-        return piece.decode("utf-8", "replace")
+        return self._text([token])
 
     def _start_of(self, token: int) -> str | None:
         stripped = self._piece(token).lstrip()

@@ -166,6 +166,8 @@ class LlamaCppProvider:
         self._special = _special_tokens(llama)
         self._is_end = _end_of_generation_check(llama)
         self._end_tokens = _end_tokens(llama, self._is_end)
+        # The call tag as one token, where the model has one (the lazy grammar's trigger).
+        self._tag_tokens = _single_token(llama, OPEN_TAG)
         self.constrained = constrained
         # The family its tool calls are read in: from config, else from its chat template.
         self.tool_family = (
@@ -334,9 +336,8 @@ class LlamaCppProvider:
                     later_question=any(m.role == "assistant" for m in messages),
                 )
                 gate.end_tokens = self._end_tokens
-                tag = self._call_tag_tokens()
-                if spec is not None and spec.tools and tag:
-                    gate.grammar_tag, gate.retag = tag[0], self.retag_calls
+                if spec is not None and spec.tools and self._tag_tokens:
+                    gate.grammar_tag, gate.retag = self._tag_tokens[0], self.retag_calls
             sampling = self._sampling(settings, spec, gate)
             stops = StopStrings(settings.stop)
             generation = self._generate(prompt_tokens, max_tokens, stops, sampling)
@@ -441,7 +442,7 @@ class LlamaCppProvider:
         lazy = settings.tool_choice.mode == "auto" and built is not None
         if spec is not None and spec.answer is not None:
             lazy = False  # the answer is constrained from its first token
-        trigger = LazyTrigger((_CALL_TRIGGER,), tuple(self._call_tag_tokens())) if lazy else None
+        trigger = LazyTrigger((_CALL_TRIGGER,), tuple(self._tag_tokens)) if lazy else None
         return Sampling(
             temperature,
             settings.seed,
@@ -451,10 +452,6 @@ class LlamaCppProvider:
             top_k=settings.top_k or TOP_K,
             top_p=TOP_P if settings.top_p is None else settings.top_p,
         )
-
-    def _call_tag_tokens(self) -> list[int]:
-        tokens = self.llama.tokenize(OPEN_TAG.encode(), add_bos=False, special=True)
-        return list(tokens) if len(tokens) == 1 else []
 
     async def _prepare_head(
         self,
@@ -545,6 +542,12 @@ def _special_tokens(llama: Any) -> dict[str, str]:
         return str(llama.detokenize([token_id], special=True).decode("utf-8", "replace"))
 
     return {"bos": text(llama.token_bos()), "eos": text(llama.token_eos())}
+
+
+def _single_token(llama: Any, text: str) -> tuple[int, ...]:
+    """`text` as one token of this model, or () where it takes several."""
+    tokens = llama.tokenize(text.encode(), add_bos=False, special=True)
+    return (int(tokens[0]),) if len(tokens) == 1 else ()
 
 
 def _end_tokens(llama: Any, is_end: Callable[[int], bool]) -> list[int]:
