@@ -51,6 +51,24 @@ def test_broken_json_inside_tags_is_a_call_with_a_parse_error() -> None:
     assert text_of(events) == ""
 
 
+@pytest.mark.parametrize("step", [1, 1000])
+def test_a_fenced_call_of_an_offered_tool_with_an_expression_for_a_value_is_a_broken_call(
+    step: int,
+) -> None:
+    # The default model wrote this for "a sine wave from 0 to 2 pi": its call was announced
+    # by deltas, then turned into text, and the turn's answer came out empty.
+    written = (
+        '```json\n{"name": "filesystem:read_file", "arguments": {"path": "a", "size": 2 * Math.PI}}'
+        "\n```"
+    )
+    events = parse(written, step=step)
+    [call] = calls_of(events)
+    assert call.name == "filesystem:read_file"
+    assert call.parse_error is not None and "expected valid JSON" in call.parse_error
+    assert "2 * Math.PI" in call.parse_error  # the model is shown what it wrote
+    assert text_of(events) == ""
+
+
 def test_arguments_given_as_a_json_string_are_decoded() -> None:
     body = '{"name": "filesystem:read_file", "arguments": "{\\"path\\": \\"a\\"}"}'
     [call] = calls_of(parse(f"<tool_call>{body}</tool_call>"))

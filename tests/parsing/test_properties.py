@@ -3,6 +3,8 @@
 - Fed in any split, a parser gives what it gives for the whole output (and what it
   emits is never taken back).
 - Garbage never raises.
+- Every call a ToolCallDelta opened ends in a ToolCallEvent (consumers hold a call's deltas
+  until its event, so a call that ended as anything else would take text with it).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.parsing.helpers import split_at
 
-from farmhand.messages import StreamEvent
+from farmhand.messages import StreamEvent, ToolCallDelta, ToolCallEvent
 from farmhand.parsing.base import ParsedMessage, ParserOptions
 from farmhand.parsing.registry import FAMILIES, parser_for
 
@@ -183,3 +185,13 @@ def test_garbage_never_raises(family: str, text: str) -> None:
     message = ParsedMessage.from_events(events)
     # Nothing is lost: what is not a call or reasoning is text.
     assert isinstance(message.content, str)
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=outputs, which=st.integers(0, 3))
+def test_every_announced_call_ends_in_a_call_event(family: str, text: str, which: int) -> None:
+    events = _parse(family, list(text), OPTIONS[which])
+    opened = sum(1 for e in events if isinstance(e, ToolCallDelta) and e.name)
+    ended = sum(1 for e in events if isinstance(e, ToolCallEvent))
+    assert opened <= ended

@@ -175,7 +175,10 @@ class HermesParser(FamilyParser):
             return False
         value, ok = reader.value()
         call = call_from_object(value) if ok else None
-        if call is None and self._tagged:
+        # Once a call is announced (its head named an offered tool) it ends as a call, even
+        # if its body cannot be read: a ToolCallEvent must follow its deltas, and the model
+        # is told what to fix instead of its call turning into text.
+        if call is None and (self._tagged or self._announced):
             call = not_a_call_object(reader.name, reader.scanner.raw, json_ok=ok)
         if call is None or not self._wanted(call.name):
             self._abandon_object(reader)
@@ -205,7 +208,7 @@ class HermesParser(FamilyParser):
         self._mode = "text"
 
     def _object_cut_off(self, reader: CallObjectReader) -> None:
-        if self._tagged:
+        if self._tagged or self._announced:
             self._call_done(cut_off(reader.name, reader.scanner.raw))
         elif self._index == 0:
             self._call_dropped()
