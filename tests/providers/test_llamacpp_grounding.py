@@ -265,3 +265,43 @@ async def test_values_packed_into_one_call_are_run_as_one_call_each() -> None:
     as_written = LlamaCppProvider(Replies(packed), repair_calls=False)
     events = [e async for e in as_written.stream(question, [PRESENT_VALUE], settings)]
     assert [e.call.arguments["years"] for e in events if isinstance(e, ToolCallEvent)] == [[10, 20]]
+
+
+async def test_a_run_of_calls_cut_off_by_the_token_limit_loses_only_its_unfinished_last_call() -> (
+    None
+):
+    written = call(5) + call(10) + call(15)
+    llama = Replies(written)
+    settings = GenerationSettings(max_tokens=len(call(5) + call(10)) + 20)
+    messages = [Message.user("Find the factorial of 5, 10 and 15.")]
+    events = [e async for e in LlamaCppProvider(llama).stream(messages, [FACTORIAL], settings)]
+    assert calls_of(events) == [5, 10]
+    # Nothing of the third call reached the stream, not even its opening delta.
+    assert [e.index for e in events if isinstance(e, ToolCallDelta) and e.name] == [0, 1]
+    finish = events[-1]
+    assert isinstance(finish, Finish) and finish.reason == "tool_calls"
+
+
+async def test_a_lone_call_cut_off_by_the_token_limit_is_a_broken_call_the_model_is_told_of() -> (
+    None
+):
+    llama = Replies(call(5))
+    settings = GenerationSettings(max_tokens=len(call(5)) - 16)
+    messages = [Message.user("Find the factorial of 5.")]
+    events = [e async for e in LlamaCppProvider(llama).stream(messages, [FACTORIAL], settings)]
+    [cut] = [e.call for e in events if isinstance(e, ToolCallEvent)]
+    assert cut.name == "factorial"
+    assert cut.parse_error is not None and "cut off" in cut.parse_error
+
+
+async def test_a_fenced_call_with_an_expression_for_a_value_is_a_broken_call_not_lost_text() -> (
+    None
+):
+    # BFCL simple_python_99: the default model wrote `2 * Math.PI` for a value. Its deltas
+    # were held for the call's event, the parser gave the call back as text, and the
+    # turn answered nothing at all.
+    written = '```json\n{"name": "factorial", "arguments": {"number": 2 * Math.PI}}\n```'
+    events = await turn(LlamaCppProvider(Replies(written)), "The factorial of two pi.")
+    [broken] = [e.call for e in events if isinstance(e, ToolCallEvent)]
+    assert broken.parse_error is not None and "2 * Math.PI" in broken.parse_error
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == ""

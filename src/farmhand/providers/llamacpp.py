@@ -371,7 +371,7 @@ class LlamaCppProvider:
                 out_of_tokens = completion_tokens - first_pass >= max_tokens
             else:
                 out_of_tokens = completion_tokens >= max_tokens
-                for event in calls.admit(parser.finish()):
+                for event in calls.admit_last(parser.finish(), out_of_tokens=out_of_tokens):
                     yield event
         usage = Usage(len(prompt_tokens), completion_tokens)
         if calls.kept:

@@ -91,6 +91,21 @@ class CallsOfTurn:
                 admitted.append(event)
         return admitted
 
+    def admit_last(
+        self, events: Sequence[StreamEvent], *, out_of_tokens: bool
+    ) -> list[StreamEvent]:
+        """The parser's last events (what `finish()` gave). When the token limit cut off a
+        run of calls, its unfinished last call is dropped and the calls before it stand:
+        the model ran out of room, it did not write a broken call. Only when calls are held
+        back whole until judged (`_judged_next`), so nothing of it reached the stream."""
+        if out_of_tokens and self.kept and self._judged_next():
+            cut = [e for e in events if isinstance(e, ToolCallEvent) and e.call.parse_error]
+            if cut:
+                self._held = []
+                self.dropped += [e.call for e in cut]
+                events = [e for e in events if e not in cut]
+        return self.admit(events)
+
     def _judged_next(self) -> bool:
         """Whether the next call may be dropped, repaired or trimmed (so is held back)."""
         rules = self.grounding
