@@ -34,10 +34,13 @@ repair (ungrounded, plus: calls that miss their schema repaired, a number for a 
 several values packed into one call: `tools/repair.py`); default (what the provider ships:
 grounded, groundoptional, groundtopic, groundsiblings and repair); retag (default, plus the
 lazy tool grammar, with a first token that starts a call as a fence or bare JSON written
-as the call tag, so that every call is written under the grammar).
+as the call tag, so that every call is written under the grammar); goon (default, plus:
+the tokens that open a new message banned with the end in the push after a call, and a
+blank the model writes there goes on into another call only if P(call start) >= 0.8).
 
 Run: .venv/bin/python bench/accuracy_levers.py [SUITE] [--variants a,b] [--limit N]
-     [--category C] [--json FILE]         SUITE: builtin (default), bfcl:slice, a JSONL file
+     [--category C] [--json FILE] [--model NAME]
+     SUITE: builtin (default), bfcl:slice, a JSONL file; NAME: a catalog model
 Accuracy is printed, never asserted.
 """
 
@@ -72,6 +75,9 @@ ANOTHER = GateThresholds(call=None, after_result=None, another=0.05)
 FIRST_GATE = GateThresholds(call=0.8, after_result=None, another=0.05, first_question_only=True)
 # The shipped push-on, the end of the turn banned for six tokens instead of two.
 LONG_PUSH = GateThresholds(call=None, after_result=None, another=0.05, push_tokens=6)
+# The shipped push-on, and after it: `<|im_start|>` banned with the end, and a blank the
+# model wrote in the push goes on into another call only if P(call start) >= 0.8.
+GO_ON = GateThresholds(call=None, after_result=None, another=0.05, go_on=0.8)
 # The provider before the grounding levers (all on by default since they were measured).
 OFF: dict[str, Any] = {
     "ground_extra": False,
@@ -120,6 +126,7 @@ VARIANTS: dict[str, Builder] = {
     "repair": lambda llama: LlamaCppProvider(llama, **{**OFF, "repair_calls": True}),
     "default": lambda llama: LlamaCppProvider(llama),  # what the provider ships
     "retag": lambda llama: LlamaCppProvider(llama, constrained=True, retag_calls=True),
+    "goon": lambda llama: LlamaCppProvider(llama, call_gate=GO_ON),
 }
 
 
@@ -130,13 +137,14 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=None, help="cases per category")
     parser.add_argument("--category", action="append", default=[])
     parser.add_argument("--json", type=Path, help="also write the eval JSON here")
+    parser.add_argument("--model", default=DEFAULT_MODEL, help="a catalog model")
     args = parser.parse_args()
     names = [n.strip() for n in args.variants.split(",") if n.strip()]
     unknown = [n for n in names if n not in VARIANTS]
     if unknown:
         parser.error(f"unknown variants {unknown}; known: {', '.join(VARIANTS)}")
     suite = load_suite(args.suite).select(args.category, args.limit)
-    llama = load_llama(ensure_model(DEFAULT_MODEL, progress=False))
+    llama = load_llama(ensure_model(args.model, progress=False))
     summaries = [_measure(name, VARIANTS[name](llama), llama, suite) for name in names]
     console = Console()
     console.print(table(suite.name, summaries))

@@ -231,3 +231,44 @@ def test_after_a_fenced_call_the_gate_waits_for_the_closing_fence() -> None:
     closed = logits(w0=0.8, Hello=0.1, brace=0.04, fence=0.04, newline=0.02)
     gate(sampled, closed)
     assert allowed(closed) == {'{"', "```", "<tool_call>", "[", "\n"}
+
+
+@pytest.mark.parametrize(("p_call", "goes_on"), [(0.9, True), (0.3, False)])
+def test_go_on_after_the_push_bans_a_new_message_then_weighs_another_call(
+    p_call: float, goes_on: bool
+) -> None:
+    """With `go_on`, the push bans the tokens that open a new message too (a model spends
+    it on `<|im_start|>` and ends); after a blank written in the push, another call goes
+    on only if it is likely enough, else only the end may follow."""
+    thresholds = GateThresholds(call=None, after_result=None, another=0.05, go_on=0.8)
+    gate = TurnGate(Vocabulary(), None, thresholds)
+    gate.end_tokens = [PIECES.index("w0")]  # stands in for <|im_end|>
+    gate.opener_tokens = [PIECES.index("w1")]  # and for <|im_start|>
+    gate.call_written()
+    fence, newline = PIECES.index("```"), PIECES.index("\n")
+    sampled = [fence, PIECES.index("w5"), fence]  # the call's fence, closed
+    push = logits(w0=0.6, w1=0.3, newline=0.1)
+    gate(sampled, push)
+    assert np.isneginf(push[PIECES.index("w0")]) and np.isneginf(push[PIECES.index("w1")])
+    assert PIECES[int(np.argmax(push))] == "\n"
+    after = logits(fence=p_call, w0=(1 - p_call) / 2, Hello=(1 - p_call) / 2)
+    gate([*sampled, newline], after)
+    if goes_on:
+        assert np.isfinite(after[PIECES.index("```")])
+        assert np.isfinite(after[PIECES.index("Hello")])
+    else:
+        assert allowed(after) == {"w0"}
+
+
+def test_without_go_on_the_push_leaves_a_new_message_and_what_follows_alone() -> None:
+    gate = TurnGate(Vocabulary(), None, GateThresholds(call=None, another=0.05))
+    gate.end_tokens, gate.opener_tokens = [PIECES.index("w0")], [PIECES.index("w1")]
+    gate.call_written()
+    fence = PIECES.index("```")
+    push = logits(w0=0.6, w1=0.3, newline=0.1)
+    gate([fence, fence], push)
+    assert np.isfinite(push[PIECES.index("w1")])
+    after = logits(fence=0.3, w0=0.7)
+    untouched = after.copy()
+    gate([fence, fence, PIECES.index("\n")], after)
+    assert np.array_equal(after, untouched)

@@ -19,6 +19,9 @@ small models write calls as bare or fenced JSON as often as in tags) and decides
   model that was about to stop after one call of several goes on (a call it repeats, or
   one that brings nothing the user wrote, is dropped by the provider, which then stops the
   turn);
+- with `go_on`, the tokens that open a new message are banned with the end in the push
+  (a model may spend the push on `<|im_start|>` and end), and when the model wrote a
+  blank there it goes on only if P(call start) >= `go_on`, else the turn ends;
 - when the provider knows another call is wanted (`call_written(more_wanted=True)`: the
   question lists values the calls have not used yet, `siblings.py`), the next word after
   the wrapper must start a call: everything but whitespace and the call starts is banned
@@ -61,6 +64,10 @@ class GateThresholds:
     # `call` only for a conversation's first question; later ones are left to the model
     # (measured: in a conversation the model's P(call) runs lower, and a gate cost it calls).
     first_question_only: bool = False
+    # After the push: the tokens that open a new message (`<|im_start|>`) are banned with
+    # the end (a model spends the push on one and ends), and when the model wrote a blank
+    # in the push, it goes on only if P(call start) >= this, else the turn ends. None: off.
+    go_on: float | None = None
 
 
 @dataclass
@@ -70,6 +77,7 @@ class _Push:
     force: bool = False  # another call is wanted: the next word must start one
     forced_at: int | None = None  # how many tokens were sampled when forcing began
     closing: bool = False  # a call was read: wait for its tag or fence to close first
+    deciding: bool = False  # the push just ended: go on (`go_on`) or end the turn here
 
 
 class TurnGate:
@@ -103,6 +111,7 @@ class TurnGate:
         self.p_call: float | None = None
         self.answering = False
         self.end_tokens: list[int] = []  # set by the provider, for pushing on after a call
+        self.opener_tokens: list[int] = []  # and the tokens that open a new message
         self._push = _Push()
 
     @property
@@ -130,9 +139,15 @@ class TurnGate:
                 push.closing = _still_open(self._text(sampled))
                 if push.closing:
                     return
-            if not self._forced(sampled, logits) and push.left > 0:
+            if push.deciding:
+                push.deciding = False
+                self._go_on_or_end(sampled, logits)
+            elif not self._forced(sampled, logits) and push.left > 0:
                 push.left -= 1
                 logits[self.end_tokens] = -np.inf
+                if self.thresholds.go_on is not None:
+                    logits[self.opener_tokens] = -np.inf
+                    push.deciding = push.left == 0
             return
         probabilities = np.exp(logits.astype(np.float64) - float(np.max(logits)))
         probabilities /= probabilities.sum()
@@ -151,6 +166,21 @@ class TurnGate:
         banned += self.end_tokens
         if banned:
             logits[banned] = -np.inf
+
+    def _go_on_or_end(self, sampled: Sequence[int], logits: npt.NDArray[np.float32]) -> None:
+        """Right after the push: a blank written there leads into another call only if the
+        model now likely starts one; otherwise the turn ends here."""
+        limit = self.thresholds.go_on
+        if limit is None or not sampled or not _blank(self._piece(sampled[-1])):
+            return
+        probabilities = np.exp(logits.astype(np.float64) - float(np.max(logits)))
+        probabilities /= probabilities.sum()
+        top = np.argpartition(-probabilities, TOP)[:TOP]
+        starts = [int(t) for t in top if self._start_of(int(t)) is not None]
+        if float(probabilities[starts].sum()) < limit:
+            ending = np.zeros(len(logits), dtype=bool)
+            ending[self.end_tokens] = True
+            logits[~ending] = -np.inf
 
     def _retag(self, logits: npt.NDArray[np.float32], tag: int) -> None:
         top = np.argpartition(-logits, TOP)[:TOP]

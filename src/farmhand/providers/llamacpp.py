@@ -166,6 +166,7 @@ class LlamaCppProvider:
         self._special = _special_tokens(llama)
         self._is_end = _end_of_generation_check(llama)
         self._end_tokens = _end_tokens(llama, self._is_end)
+        self._opener_tokens = _opener_tokens(llama)
         # The call tag as one token, where the model has one (the lazy grammar's trigger).
         self._tag_tokens = _single_token(llama, OPEN_TAG)
         self.constrained = constrained
@@ -336,6 +337,7 @@ class LlamaCppProvider:
                     later_question=any(m.role == "assistant" for m in messages),
                 )
                 gate.end_tokens = self._end_tokens
+                gate.opener_tokens = self._opener_tokens
                 if spec is not None and spec.tools and self._tag_tokens:
                     gate.grammar_tag, gate.retag = self._tag_tokens[0], self.retag_calls
             sampling = self._sampling(settings, spec, gate)
@@ -558,6 +560,16 @@ def _end_tokens(llama: Any, is_end: Callable[[int], bool]) -> list[int]:
         if len(tokens) == 1:
             found.append(tokens[0])
     return [t for t in dict.fromkeys(found) if t >= 0 and is_end(t)]
+
+
+def _opener_tokens(llama: Any) -> list[int]:
+    """The tokens that open a new chat message, where the model has them as one token."""
+    found = []
+    for text in (b"<|im_start|>", b"<|start_header_id|>", b"<|start|>"):
+        tokens = llama.tokenize(text, add_bos=False, special=True)
+        if len(tokens) == 1:
+            found.append(tokens[0])
+    return found
 
 
 def _end_of_generation_check(llama: Any) -> Callable[[int], bool]:
