@@ -175,9 +175,7 @@ class TurnGate:
             return
         probabilities = np.exp(logits.astype(np.float64) - float(np.max(logits)))
         probabilities /= probabilities.sum()
-        top = np.argpartition(-probabilities, TOP)[:TOP]
-        starts = [int(t) for t in top if self._start_of(int(t)) is not None]
-        if float(probabilities[starts].sum()) < limit:
+        if float(probabilities[self._likely_starts(probabilities)].sum()) < limit:
             ending = np.zeros(len(logits), dtype=bool)
             ending[self.end_tokens] = True
             logits[~ending] = -np.inf
@@ -216,7 +214,7 @@ class TurnGate:
             return False
         probabilities = np.exp(logits.astype(np.float64) - float(np.max(logits)))
         top = np.argpartition(-probabilities, TOP)[:TOP]
-        starts = [int(t) for t in top if self._start_of(int(t)) is not None]
+        starts = self._likely_starts(probabilities)
         if not starts:
             push.force = False  # the model has no call in view: leave it be
             return False
@@ -226,6 +224,11 @@ class TurnGate:
         allowed[starts + spaces] = True
         logits[~allowed] = -np.inf
         return True
+
+    def _likely_starts(self, probabilities: npt.NDArray[np.float64]) -> list[int]:
+        """The call starts among the `TOP` most likely tokens."""
+        top = np.argpartition(-probabilities, TOP)[:TOP]
+        return [int(t) for t in top if self._start_of(int(t)) is not None]
 
     def _piece(self, token: int) -> str:
         return self._text([token])

@@ -564,12 +564,8 @@ def _end_tokens(llama: Any, is_end: Callable[[int], bool]) -> list[int]:
 
 def _opener_tokens(llama: Any) -> list[int]:
     """The tokens that open a new chat message, where the model has them as one token."""
-    found = []
-    for text in (b"<|im_start|>", b"<|start_header_id|>", b"<|start|>"):
-        tokens = llama.tokenize(text, add_bos=False, special=True)
-        if len(tokens) == 1:
-            found.append(tokens[0])
-    return found
+    openers = ("<|im_start|>", "<|start_header_id|>", "<|start|>")
+    return [token for text in openers for token in _single_token(llama, text)]
 
 
 def _end_of_generation_check(llama: Any) -> Callable[[int], bool]:
