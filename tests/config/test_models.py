@@ -254,6 +254,21 @@ def test_model_by_name_and_unknown_names() -> None:
     with pytest.raises(ConfigError) as info:
         FarmhandConfig().model("gpt-4")
     assert str(info.value) == "unknown model 'gpt-4'; available models: default"
+    with pytest.raises(ConfigError) as info:
+        c.model("gpt-4", catalog=True)
+    assert str(info.value) == (
+        "unknown model 'gpt-4'; available models: a, b, qwen2.5-coder:0.5b, qwen2.5-coder:1.5b"
+    )
+
+
+def test_the_cli_may_name_a_catalog_model_and_a_request_may_not() -> None:
+    c = config(runtime={"models": [{"name": "a"}]})
+    model = c.model("qwen2.5-coder:1.5b", catalog=True)
+    assert (model.name, model.provider, model.model) == (
+        "qwen2.5-coder:1.5b", "llamacpp", "qwen2.5-coder:1.5b"
+    )  # fmt: skip
+    with pytest.raises(ConfigError, match=r"available models: a$"):
+        c.model("qwen2.5-coder:1.5b")
 
 
 def test_servers_for_applies_the_access_rule() -> None:

@@ -22,10 +22,11 @@ from pydantic import (
     model_validator,
 )
 
-from farmhand.errors import ConfigError
+from farmhand.errors import ConfigError, ModelError
+from farmhand.models.catalog import CATALOG, DEFAULT_MODEL, lookup
 from farmhand.tools.definition import ToolDefinition
 
-DEFAULT_MODEL_NAME = "qwen2.5-coder:0.5b"
+DEFAULT_MODEL_NAME = DEFAULT_MODEL
 """The catalog model the embedded llama.cpp provider runs when nothing else is configured."""
 
 ProviderName = Literal["llamacpp", "openai", "ollama", "anthropic", "universal"]
@@ -473,8 +474,10 @@ class FarmhandConfig(_Strict):
             _Names(model.tools, (*here, "tools"), "tool", issues)
         return issues
 
-    def model(self, name: str | None = None) -> ModelConfig:
-        """The named model; with no name, default_model, else `default: true`, else the first."""
+    def model(self, name: str | None = None, *, catalog: bool = False) -> ModelConfig:
+        """The named model; with no name, default_model, else `default: true`, else the first.
+        `catalog`: a name no model has may name a catalog model, run embedded (the CLI's
+        `-m`; a request over HTTP may only name the configured models)."""
         models = self.runtime.models
         if name is None:
             name = self.runtime.default_model
@@ -489,6 +492,11 @@ class FarmhandConfig(_Strict):
         if not models and name == "default":
             return embedded_default_model()
         names = [m.name for m in models] or ["default"]
+        if catalog:
+            try:
+                return ModelConfig(name=name, provider="llamacpp", model=lookup(name).name)
+            except ModelError:
+                names += CATALOG
         raise ConfigError(f"unknown model {name!r}; available models: {', '.join(names)}")
 
     def servers_for(self, model: ModelConfig) -> list[McpServerConfig]:

@@ -8,11 +8,12 @@ progress (the CLI draws a bar), since display is not a provider's business.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from farmhand.config.models import ModelConfig
-from farmhand.errors import ConfigError
+from farmhand.errors import ConfigError, ModelError
 from farmhand.providers.base import Provider
 
 LlamaLoader = Callable[[Path, int], Any]
@@ -50,6 +51,7 @@ def _backend(
         from farmhand.models.assemble import ensure_model
         from farmhand.models.catalog import DEFAULT_MODEL
         from farmhand.providers.llamacpp import (
+            DEFAULT_GATE,
             DEFAULT_GROUND_FIRST,
             DEFAULT_N_CTX,
             DEFAULT_TEMPERATURE,
@@ -75,6 +77,7 @@ def _backend(
             ground_optional=model.grounding,
             ground_topic=model.grounding,
             ground_siblings=model.grounding,
+            call_gate=replace(DEFAULT_GATE, go_on=_catalog_go_on(source)),
         )
     if model.provider in DEFAULT_BASE_URLS:
         from farmhand.providers.openai_compat import OpenAICompatProvider
@@ -96,3 +99,13 @@ def _backend(
         f"model {model.name!r}: provider {model.provider!r} is not available yet;"
         " use llamacpp or an OpenAI-compatible endpoint (provider: openai, base_url: ...)"
     )
+
+
+def _catalog_go_on(source: str) -> float | None:
+    """The call gate's `go_on` measured for a catalog model; None for any other GGUF."""
+    from farmhand.models.catalog import lookup
+
+    try:
+        return lookup(source).gate_go_on
+    except ModelError:
+        return None

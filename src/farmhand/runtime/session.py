@@ -266,8 +266,9 @@ def session_for(
     jit: bool | None = None,
     asker: Asker | None = None,
 ) -> ChatSession:
-    """The session for `model_name`; `load` and `progress` as in `provider_for`."""
-    model = config.model(model_name)
+    """The session for `model_name` (configured, or from the catalog); `load` and `progress`
+    as in `provider_for`."""
+    model = config.model(model_name, catalog=True)
     prompt = "\n\n".join(p for p in (config.system_prompt(model), extra_system) if p) or None
     return ChatSession(
         load_provider=lambda: provider_for(
