@@ -14,6 +14,7 @@ from farmhand.messages import Message, ToolCall
 from farmhand.providers.scripted import ScriptedProvider, Step
 from farmhand.runtime.executor import ToolRouter
 from farmhand.runtime.loop import run_to_completion
+from farmhand.tools.choice import AUTO, REQUIRED
 from farmhand.tools.definition import ToolDefinition
 from farmhand.toolsets.base import Toolset
 from farmhand.toolsets.mcp.client import MCPToolset
@@ -142,6 +143,33 @@ async def test_a_listing_tool_is_injected_even_when_all_14_tools_match() -> None
     assert "9 more matched" in discover_result.content
     assert listing.content == "list_directory(papers): invoice.pdf, notes.txt"
     assert result.answer == "invoice.pdf and notes.txt"
+
+
+async def test_the_turn_after_tools_were_offered_must_call_and_the_next_may_answer() -> None:
+    # The 1.5B model, asked to answer from a discovery's list of tools, made up 300 file names.
+    question = "List the files in the papers folder."
+    async with discovery(Opened()) as jit:
+        provider = ScriptedProvider(
+            [
+                Step.calls(ToolCall(DISCOVER, {"pattern": "*list*"})),
+                Step.calls(ToolCall("filesystem:list_directory", {"path": "papers"})),
+                Step.text("invoice.pdf and notes.txt"),
+            ]
+        )
+        await run_to_completion(provider, [Message.user(question)], ToolRouter([jit]))
+    provider.assert_done()
+    choices = [r.settings.tool_choice for r in provider.requests]
+    assert choices == [AUTO, REQUIRED, AUTO]
+
+
+async def test_a_discovery_that_found_nothing_leaves_the_choice_to_the_model() -> None:
+    async with discovery(Opened()) as jit:
+        provider = ScriptedProvider(
+            [Step.calls(ToolCall(DISCOVER, {"pattern": "*weather*"})), Step.text("No tool.")]
+        )
+        await run_to_completion(provider, [Message.user("Weather?")], ToolRouter([jit]))
+    provider.assert_done()
+    assert [r.settings.tool_choice for r in provider.requests] == [AUTO, AUTO]
 
 
 async def test_discovery_ranks_by_the_pattern_before_the_conversation() -> None:

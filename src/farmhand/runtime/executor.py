@@ -19,6 +19,8 @@ class Outcome(NamedTuple):
 
     result: ToolResult
     full: ToolResult
+    offers_tools: bool = False
+    """The tool only made other tools available (`ToolOutput.offers_tools`)."""
 
 
 def resolve_tool_name(name: str, known: Sequence[str]) -> str | None:
@@ -128,9 +130,12 @@ class ToolRouter:
         except ToolError as exc:
             return _same(ToolResult(call.id, name, f"Error: {exc}", is_error=True))
         result = ToolResult(call.id, name, output.text, is_error=output.is_error)
-        if output.full_text is None or output.full_text == output.text:
-            return _same(result)
-        return Outcome(result, dataclasses.replace(result, content=output.full_text))
+        full = (
+            result
+            if output.full_text is None or output.full_text == output.text
+            else dataclasses.replace(result, content=output.full_text)
+        )
+        return Outcome(result, full, output.offers_tools)
 
 
 def _same(result: ToolResult) -> Outcome:

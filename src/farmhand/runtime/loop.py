@@ -35,7 +35,7 @@ from farmhand.runtime.events import (
 )
 from farmhand.runtime.executor import Outcome, ToolRouter
 from farmhand.runtime.history import repair_history
-from farmhand.tools.choice import AUTO, NONE
+from farmhand.tools.choice import AUTO, NONE, REQUIRED
 
 DEFAULT_MAX_TOOL_ROUNDS = 10
 DEFAULT_SETTINGS = GenerationSettings()
@@ -62,6 +62,8 @@ class _State:
     records: list[ToolCallRecord] = field(default_factory=list)
     done: set[str] = field(default_factory=set)  # ToolCall.key() of every call run
     rounds: int = 0
+    # Every call of the last round only made tools available (JIT discovery).
+    offered_tools: bool = False
 
     def finished(
         self,
@@ -122,6 +124,10 @@ async def run_loop(
         if state.rounds and settings.tool_choice.mode not in ("auto", "none"):
             # A forced call is for the first turn; after its results the model may answer.
             turn_settings = dataclasses.replace(settings, tool_choice=AUTO)
+        if state.offered_tools and settings.tool_choice.mode == "auto":
+            # A discovery's result is a menu, not an answer: models asked to answer from it
+            # make up what the tools would have said.
+            turn_settings = dataclasses.replace(settings, tool_choice=REQUIRED)
         if answer_only:
             # Small models shown their own calls write them again instead of answering.
             prompt = answer_turn(state.history)
@@ -175,6 +181,7 @@ async def run_loop(
         for call in fresh:
             yield ToolCallStarted(call)
         outcomes = dict(zip(map(id, fresh), await _execute_all(router, fresh), strict=True))
+        state.offered_tools = bool(fresh) and all(o.offers_tools for o in outcomes.values())
         for call in server_calls:
             outcome = outcomes.get(id(call))
             if outcome is None:

@@ -19,6 +19,9 @@ class ToolOutput:
     # Set by wrappers that shorten `text` for the model (result capping): the whole output,
     # which the caller still gets in the loop's tool-call records.
     full_text: str | None = None
+    # Set by JIT discovery: the result only made tools available, so the model's next step is
+    # a call of one of them, not an answer from this text.
+    offers_tools: bool = False
 
 
 @runtime_checkable

@@ -126,7 +126,9 @@ class CappedResults:
         if len(output.text) <= self.max_chars:
             return output
         saved = self._save(name, full)
-        return ToolOutput(cut_middle(output.text, self.max_chars, saved), output.is_error, full)
+        return dataclasses.replace(
+            output, text=cut_middle(output.text, self.max_chars, saved), full_text=full
+        )
 
     def _save(self, name: str, text: str) -> Path | None:
         directory = self.save_dir()

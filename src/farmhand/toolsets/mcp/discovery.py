@@ -187,7 +187,7 @@ class DiscoveryToolset:
             if rest
             else ""
         )
-        return ToolOutput(heading + "\n" + "\n".join(lines) + more + note)
+        return ToolOutput(heading + "\n" + "\n".join(lines) + more + note, offers_tools=True)
 
     async def _connect(self, name: str) -> Toolset:
         connection = self._connections[name]
