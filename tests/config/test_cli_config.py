@@ -12,6 +12,7 @@ import yaml
 from typer.testing import CliRunner
 
 from farmhand.cli.config import config_app
+from farmhand.models.catalog import DEFAULT_MODEL
 
 app = typer.Typer()
 app.add_typer(config_app, name="config")
@@ -141,7 +142,7 @@ def test_show_prints_the_resolved_config_with_secrets_masked(config_file: Path) 
     assert local == {
         "name": "local",
         "provider": "llamacpp",
-        "model": "qwen2.5-coder:0.5b",
+        "model": DEFAULT_MODEL,
         "tool_call_strategy": "native_api",
         "text_tool_calls": True,
         "constrained": False,

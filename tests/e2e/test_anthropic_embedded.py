@@ -1,4 +1,4 @@
-"""The Anthropic Messages dialect with the real embedded model (Qwen2.5-Coder-0.5B, greedy)
+"""The Anthropic Messages dialect with the real embedded model (Qwen2.5-Coder-1.5B, greedy)
 behind a live `farmhand serve`: a forced tool call comes back as a tool_use block, a streamed
 answer as text deltas, a stop sequence of several tokens ends the answer and is named
 (stop_reason "stop_sequence"), and count_tokens is the model's own tokenizer over its chat

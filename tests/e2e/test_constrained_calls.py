@@ -1,4 +1,4 @@
-"""Constrained decoding with the real embedded model (Qwen2.5-Coder-0.5B, greedy).
+"""Constrained decoding with the real embedded model (Qwen2.5-Coder-1.5B, greedy).
 
 With tool_choice required, every turn must produce at least one call, and every call must
 name an offered tool with arguments valid for that tool's schema: in the native strategy
@@ -87,7 +87,7 @@ def llama() -> Iterator[Any]:
 
 @pytest.fixture(scope="module")
 def native(llama: Any) -> LlamaCppProvider:
-    return LlamaCppProvider(llama, model_name="qwen2.5-coder-0.5b-instruct")
+    return LlamaCppProvider(llama, model_name="qwen2.5-coder-1.5b-instruct")
 
 
 @pytest.fixture(scope="module", params=["native", "prompt_based"])

@@ -1,4 +1,4 @@
-"""Ollama's API with the real embedded model (Qwen2.5-Coder-0.5B, greedy) and the real
+"""Ollama's API with the real embedded model (Qwen2.5-Coder-1.5B, greedy) and the real
 `ollama` SDK: `show` reads the GGUF's own template and header, `generate` and `chat` with a
 JSON Schema `format` answer valid JSON (a grammar built from the schema), a raw generate
 returns the `context` the next one continues, and `embed`/`embeddings` come from a second
@@ -30,6 +30,7 @@ SUM = {
     "additionalProperties": False,
 }
 GREEDY = {"temperature": 0, "seed": 7, "num_predict": 24}
+HIDDEN = 1536  # Qwen2.5-1.5B's hidden size: the length of its embeddings
 
 
 @pytest.fixture(scope="module")
@@ -46,11 +47,11 @@ def test_show_reads_the_gguf(client: ollama.Client) -> None:
     assert shown.details is not None
     assert (shown.details.format, shown.details.family) == ("gguf", "qwen2")
     assert shown.details.quantization_level == "Q4_K_M"
-    assert shown.details.parameter_size == "0.5B"
+    assert shown.details.parameter_size == "1.5B"
     assert shown.capabilities == ["completion", "tools", "embedding"]  # no thinking
     info = shown.modelinfo or {}
     assert info["qwen2.context_length"] == 32768
-    assert info["qwen2.embedding_length"] == 896
+    assert info["qwen2.embedding_length"] == HIDDEN
     with pytest.raises(ollama.ResponseError, match="'default' does not support thinking"):
         client.generate(model="default", prompt="hi", think=True)
 
@@ -100,12 +101,12 @@ def test_raw_generate_continues_its_context(client: ollama.Client) -> None:
 
 def test_embeddings(client: ollama.Client) -> None:
     embedded = client.embed(model="default", input=["a cat", "a small kitten"])
-    assert [len(v) for v in embedded.embeddings] == [896, 896]
+    assert [len(v) for v in embedded.embeddings] == [HIDDEN, HIDDEN]
     for vector in embedded.embeddings:
         assert math.isclose(math.sqrt(sum(x * x for x in vector)), 1.0, rel_tol=1e-4)
     assert embedded.prompt_eval_count is not None and embedded.prompt_eval_count > 0
     legacy = client.embeddings(model="default", prompt="a cat")
-    assert len(legacy.embedding) == 896
+    assert len(legacy.embedding) == HIDDEN
     norm = math.sqrt(sum(x * x for x in legacy.embedding))
     # The same text: the legacy vector is the normalised one before normalising.
     assert [x / norm for x in legacy.embedding] == pytest.approx(embedded.embeddings[0], abs=1e-4)

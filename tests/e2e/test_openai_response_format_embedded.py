@@ -1,4 +1,4 @@
-"""Chat Completions `response_format` with the real embedded model (Qwen2.5-Coder-0.5B,
+"""Chat Completions `response_format` with the real embedded model (Qwen2.5-Coder-1.5B,
 greedy) behind a live app: `chat.completions.parse` with a pydantic model gets an answer
 that the SDK reads into that model, since the schema constrains what the model writes."""
 

