@@ -94,6 +94,8 @@ CATALOG: dict[str, CatalogModel] = {
             size=491_400_064,
             sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
             filename="qwen2.5-coder-0.5b-instruct-q4.gguf",
+            # BFCL parallel 60% -> 62% (one item gained, none lost of 200; bench/README.md).
+            gate_go_on=0.8,
         ),
         _split_model(
             name="qwen2.5-coder:1.5b",
