@@ -149,10 +149,8 @@ class TurnGate:
                     logits[self.opener_tokens] = -np.inf
                     push.deciding = push.left == 0
             return
-        probabilities = np.exp(logits.astype(np.float64) - float(np.max(logits)))
-        probabilities /= probabilities.sum()
-        top = np.argpartition(-probabilities, TOP)[:TOP]
-        starts = {int(t): self._start_of(int(t)) for t in top}
+        probabilities = _softmax(logits)
+        starts = {t: self._start_of(t) for t in _top(logits)}
         calls = [t for t, start in starts.items() if start is not None]
         self.p_call = float(probabilities[calls].sum()) if calls else 0.0
         if self.p_call >= self.limit:
@@ -173,16 +171,14 @@ class TurnGate:
         limit = self.thresholds.go_on
         if limit is None or not sampled or not _blank(self._piece(sampled[-1])):
             return
-        probabilities = np.exp(logits.astype(np.float64) - float(np.max(logits)))
-        probabilities /= probabilities.sum()
-        if float(probabilities[self._likely_starts(probabilities)].sum()) < limit:
+        likely = self._starts_among(_top(logits))
+        if float(_softmax(logits)[likely].sum()) < limit:
             ending = np.zeros(len(logits), dtype=bool)
             ending[self.end_tokens] = True
             logits[~ending] = -np.inf
 
     def _retag(self, logits: npt.NDArray[np.float32], tag: int) -> None:
-        top = np.argpartition(-logits, TOP)[:TOP]
-        others = [int(t) for t in top if self._start_of(int(t)) not in (None, OPEN_TAG)]
+        others = [t for t in _top(logits) if self._start_of(t) not in (None, OPEN_TAG)]
         if not others:
             return
         chosen = [*others, tag]
@@ -212,23 +208,21 @@ class TurnGate:
         if len(since) >= FORCE_TOKENS or any(self._start_of(t) for t in since):
             push.force = False
             return False
-        probabilities = np.exp(logits.astype(np.float64) - float(np.max(logits)))
-        top = np.argpartition(-probabilities, TOP)[:TOP]
-        starts = self._likely_starts(probabilities)
+        top = _top(logits)
+        starts = self._starts_among(top)
         if not starts:
             push.force = False  # the model has no call in view: leave it be
             return False
         ends = set(self.end_tokens)
-        spaces = [int(t) for t in top if int(t) not in ends and _blank(self._piece(int(t)))]
+        spaces = [t for t in top if t not in ends and _blank(self._piece(t))]
         allowed = np.zeros(len(logits), dtype=bool)
         allowed[starts + spaces] = True
         logits[~allowed] = -np.inf
         return True
 
-    def _likely_starts(self, probabilities: npt.NDArray[np.float64]) -> list[int]:
-        """The call starts among the `TOP` most likely tokens."""
-        top = np.argpartition(-probabilities, TOP)[:TOP]
-        return [int(t) for t in top if self._start_of(int(t)) is not None]
+    def _starts_among(self, tokens: Sequence[int]) -> list[int]:
+        """The tokens that start a call."""
+        return [t for t in tokens if self._start_of(t) is not None]
 
     def _piece(self, token: int) -> str:
         return self._text([token])
@@ -260,6 +254,16 @@ def _blank(piece: str) -> bool:
     return bool(piece) and not piece.strip()
 
 
+def _top(logits: npt.NDArray[np.float32]) -> list[int]:
+    """The `TOP` most likely tokens, in no particular order."""
+    return [int(t) for t in np.argpartition(-logits, TOP)[:TOP]]
+
+
+def _softmax(logits: npt.NDArray[np.float32]) -> npt.NDArray[np.float64]:
+    shifted: npt.NDArray[np.float64] = np.exp(logits.astype(np.float64) - float(np.max(logits)))
+    shifted /= shifted.sum()
+    return shifted
+
+
 def _probability(logits: npt.NDArray[np.float32], tokens: Sequence[int]) -> float:
-    shifted = np.exp(logits.astype(np.float64) - float(np.max(logits)))
-    return float(shifted[list(tokens)].sum() / shifted.sum())
+    return float(_softmax(logits)[list(tokens)].sum())
