@@ -36,7 +36,8 @@ grounded, groundoptional, groundtopic, groundsiblings and repair); retag (defaul
 lazy tool grammar, with a first token that starts a call as a fence or bare JSON written
 as the call tag, so that every call is written under the grammar); goon (default, plus:
 the tokens that open a new message banned with the end in the push after a call, and a
-blank the model writes there goes on into another call only if P(call start) >= 0.8).
+blank the model writes there goes on into another call only if P(call start) >= 0.8: what
+`farmhand chat` and `farmhand eval -t default` run, since both catalog models carry it).
 
 Run: .venv/bin/python bench/accuracy_levers.py [SUITE] [--variants a,b] [--limit N]
      [--category C] [--json FILE] [--model NAME]
@@ -49,6 +50,7 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -64,7 +66,7 @@ from farmhand.models.catalog import DEFAULT_MODEL
 from farmhand.prompting.guidance import TOOL_RULES
 from farmhand.providers.base import Provider
 from farmhand.providers.call_gate import GateThresholds
-from farmhand.providers.llamacpp import LlamaCppProvider, load_llama
+from farmhand.providers.llamacpp import DEFAULT_GATE, LlamaCppProvider, load_llama
 from farmhand.providers.prompt_based import PromptBasedProvider
 from farmhand.providers.turn_calls import ANY_GROUNDED
 
@@ -76,8 +78,9 @@ FIRST_GATE = GateThresholds(call=0.8, after_result=None, another=0.05, first_que
 # The shipped push-on, the end of the turn banned for six tokens instead of two.
 LONG_PUSH = GateThresholds(call=None, after_result=None, another=0.05, push_tokens=6)
 # The shipped push-on, and after it: `<|im_start|>` banned with the end, and a blank the
-# model wrote in the push goes on into another call only if P(call start) >= 0.8.
-GO_ON = GateThresholds(call=None, after_result=None, another=0.05, go_on=0.8)
+# model wrote in the push goes on into another call only if P(call start) >= 0.8 (what
+# `provider_for` ships for both catalog models: `CatalogModel.gate_go_on`).
+GO_ON = replace(DEFAULT_GATE, go_on=0.8)
 # The provider before the grounding levers (all on by default since they were measured).
 OFF: dict[str, Any] = {
     "ground_extra": False,
@@ -124,7 +127,8 @@ VARIANTS: dict[str, Builder] = {
     "groundtopic": lambda llama: LlamaCppProvider(llama, **{**OFF, "ground_topic": True}),
     "groundsiblings": lambda llama: LlamaCppProvider(llama, **{**OFF, "ground_siblings": True}),
     "repair": lambda llama: LlamaCppProvider(llama, **{**OFF, "repair_calls": True}),
-    "default": lambda llama: LlamaCppProvider(llama),  # what the provider ships
+    # What the provider ships by itself (a catalog model adds its `gate_go_on`: goon).
+    "default": lambda llama: LlamaCppProvider(llama),
     "retag": lambda llama: LlamaCppProvider(llama, constrained=True, retag_calls=True),
     "goon": lambda llama: LlamaCppProvider(llama, call_gate=GO_ON),
 }

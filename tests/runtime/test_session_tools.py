@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from farmhand.config.models import McpServerConfig, ModelConfig
+from farmhand.config.models import McpServerConfig, ModelConfig, default_config
 from farmhand.errors import ConfigError, FarmhandError
 from farmhand.messages import ToolCall
 from farmhand.providers.scripted import ScriptedProvider, Step
 from farmhand.runtime.loop import run_to_completion
-from farmhand.runtime.session import ChatSession, ToolSettings
+from farmhand.runtime.session import ChatSession, ToolSettings, session_for
 from farmhand.runtime.tool_paths import servers_for_path
 from farmhand.toolsets.mcp.discovery import DISCOVER
 from farmhand.toolsets.mcp.known_servers import filesystem_server
@@ -134,3 +134,11 @@ async def test_the_model_loads_while_the_servers_start_and_a_failure_closes_both
         async with session:
             pass
     assert provider.closed  # the model that loaded meanwhile is let go
+
+
+def test_the_cli_session_runs_a_catalog_model_the_config_does_not_list() -> None:
+    # `farmhand chat -m qwen2.5-coder:0.5b` with no config: the README's example.
+    session = session_for(default_config(), "qwen2.5-coder:0.5b")
+    assert (session.model.provider, session.model.model) == ("llamacpp", "qwen2.5-coder:0.5b")
+    with pytest.raises(ConfigError, match=r"qwen2\.5-coder:1\.5b"):  # the catalog is listed
+        session_for(default_config(), "gpt-4")
