@@ -19,7 +19,11 @@ class Echo:
         return [ToolDefinition("echo")]
 
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> ToolOutput:
-        return ToolOutput(arguments["text"], is_error=bool(arguments.get("error")))
+        return ToolOutput(
+            arguments["text"],
+            is_error=bool(arguments.get("error")),
+            offers_tools=bool(arguments.get("offers")),
+        )
 
 
 async def test_short_results_pass_through_untouched(tmp_path: Path) -> None:
@@ -35,6 +39,9 @@ async def test_long_results_keep_head_and_tail_and_are_saved_in_full(tmp_path: P
     [saved] = (tmp_path / "results").iterdir()
     assert saved.read_text() == text
     assert output.is_error  # an error stays an error
+    assert not output.offers_tools
+    offering = await capped.call_tool("echo", {"text": text, "offers": True})
+    assert offering.offers_tools  # a discovery's menu stays one when cut (the loop reads it)
     assert output.full_text == text
     assert len(output.text) <= 400
     assert output.text.startswith("HEAD") and output.text.endswith("TAIL")
