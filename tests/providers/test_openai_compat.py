@@ -15,6 +15,7 @@ import anyio
 import pytest
 from anyio.abc import ByteStream, SocketAttribute
 from tests.providers.fake_backend import Server
+from tests.support.generators import left_to_asyncio
 
 from farmhand.errors import ProviderError
 from farmhand.messages import (
@@ -342,6 +343,16 @@ async def test_stopping_early_closes_the_response() -> None:
     await stream.aclose()  # type: ignore[attr-defined]
     assert await anyio.to_thread.run_sync(server.closed.wait, 10)
     await provider.aclose()
+
+
+async def test_done_ends_the_reading_and_closes_its_line_reader() -> None:
+    # What follows [DONE] is drained, not parsed; the line reader is closed by the provider,
+    # not left for asyncio to close with a task of its own on every streamed turn.
+    server = Server(sse(delta(content="Hi.")) + b": after the end\n\n")
+    with left_to_asyncio() as left:
+        events = await run(server.provider())
+    assert events == [TextDelta("Hi."), Finish("stop", Usage())]
+    assert left == []
 
 
 # --- errors from the server -------------------------------------------------------------

@@ -12,7 +12,7 @@ since only it knows which setting the user should change.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -59,7 +59,7 @@ class Answer:
     async def body(self) -> bytes:
         return await self._response.read()
 
-    async def lines(self) -> AsyncIterator[str]:
+    async def lines(self) -> AsyncGenerator[str, None]:
         """The body's lines that are not blank, without their line ends, as they arrive
         (blank lines only separate SSE events: every other chunk of a stream is one)."""
         pending = b""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
+from contextlib import aclosing, asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -134,11 +134,14 @@ class OpenAICompatProvider:
                     for event in _read(turn.feed_line(f"data: {text}"), rescue):
                         yield event
                 else:
-                    async for line in answer.lines():
-                        for event in _read(turn.feed_line(line), rescue):
-                            yield event
-                        if turn.done:
-                            break
+                    # Closed here, not left to asyncio's finalizer (a task per stream), when
+                    # `[DONE]` ends the reading before the body does.
+                    async with aclosing(answer.lines()) as lines:
+                        async for line in lines:
+                            for event in _read(turn.feed_line(line), rescue):
+                                yield event
+                            if turn.done:
+                                break
                     await answer.drain()
                 for event in _finish(turn, rescue):
                     yield event

@@ -262,9 +262,12 @@ async def run_to_completion(
     max_tool_rounds: int = DEFAULT_MAX_TOOL_ROUNDS,
 ) -> LoopFinished:
     """`run_loop` without the progress events."""
+    finished: LoopFinished | None = None
     async for event in run_loop(
         provider, messages, router, settings, max_tool_rounds=max_tool_rounds
     ):
         if isinstance(event, LoopFinished):
-            return event
-    raise AssertionError("run_loop ended without LoopFinished")
+            finished = event  # the last event: reading on lets the loop end by itself
+    if finished is None:
+        raise AssertionError("run_loop ended without LoopFinished")
+    return finished

@@ -85,6 +85,9 @@ class _Generate:
 
     async def whole(self) -> dict[str, Any]:
         thinking: list[str] = []
+        finish: Finish | None = None
+        # Read to the end (Finish is the last event): leaving the provider's stream open
+        # would have asyncio close it with a task of its own.
         async with aclosing(self._events()) as events:
             async for event in events:
                 if isinstance(event, ReasoningDelta):
@@ -93,7 +96,9 @@ class _Generate:
                     self.render.piece(event.text)  # notes the first token's time
                 elif isinstance(event, Finish):
                     self.after()
-                    text = "".join(self.generation.answer)
-                    context = self.generation.context()
-                    return self.render.final(event, context, text, "".join(thinking))
-        raise LoopError("the model ended without finishing its answer")
+                    finish = event
+        if finish is None:
+            raise LoopError("the model ended without finishing its answer")
+        text = "".join(self.generation.answer)
+        context = self.generation.context()
+        return self.render.final(finish, context, text, "".join(thinking))
