@@ -52,12 +52,12 @@ DONE_REASONS = {"stop": "stop", "length": "length", "client_tool_calls": "stop"}
 def routes() -> list[BaseRoute]:
     return [
         Route("/api/chat", chat, methods=["POST"]),
+        *ollama_generate_api.routes(),
         Route("/api/tools", list_tools, methods=["GET"]),
         Route("/api/tools/search", search_tools_route, methods=["POST"]),
         Route("/api/tasks/{task_id}", get_task, methods=["GET"]),
         Route("/api/version", version, methods=["GET"]),
         *ollama_models_api.routes(),
-        *ollama_generate_api.routes(),
     ]
 
 
