@@ -7,7 +7,7 @@ the CLI and the servers never handle a provider's own dicts.
 from __future__ import annotations
 
 import json
-import uuid
+import secrets
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -15,7 +15,7 @@ Role = Literal["system", "user", "assistant", "tool"]
 
 
 def new_call_id() -> str:
-    return "call_" + uuid.uuid4().hex[:24]
+    return "call_" + secrets.token_hex(12)
 
 
 @dataclass(frozen=True)

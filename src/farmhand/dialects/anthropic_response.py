@@ -24,7 +24,7 @@ provider does not read.)
 from __future__ import annotations
 
 import json
-import uuid
+import secrets
 from typing import Any
 
 from farmhand.messages import ToolCall
@@ -54,7 +54,7 @@ Event = tuple[str, dict[str, Any]]
 
 
 def message_id() -> str:
-    return "msg_" + uuid.uuid4().hex[:24]
+    return "msg_" + secrets.token_hex(12)
 
 
 def usage(done: LoopFinished | None) -> dict[str, int]:

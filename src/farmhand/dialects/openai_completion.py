@@ -11,8 +11,8 @@ field (`{"type": "tool_call", ...}`, then `{"type": "tool_result", ...}`), which
 
 from __future__ import annotations
 
+import secrets
 import time
-import uuid
 from typing import Any
 
 from farmhand.dialects.openai_chat import OpenAIChat
@@ -38,7 +38,7 @@ FINISH_REASONS: dict[StopReason, str] = {
 
 
 def completion_id() -> str:
-    return "chatcmpl-" + uuid.uuid4().hex[:24]
+    return "chatcmpl-" + secrets.token_hex(12)
 
 
 def completion_body(parsed: OpenAIChat, done: LoopFinished, reasoning: str) -> dict[str, Any]:

@@ -100,9 +100,9 @@ def read_conversation(
         _read(reader, item, f"input[{index}]", new=True)
         if len(reader.conversation.answers) == answers:
             reader.conversation.other_input = True
-    return dataclasses.replace(
-        reader.conversation, messages=_leading_system(parsed.instructions, reader.messages)
-    )
+    conversation = reader.conversation
+    conversation.messages = _leading_system(parsed.instructions, reader.messages)
+    return conversation
 
 
 def _read(reader: _Reader, item: dict[str, Any], where: str, *, new: bool) -> None:

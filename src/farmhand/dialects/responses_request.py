@@ -13,7 +13,7 @@ send instead.
 
 from __future__ import annotations
 
-import uuid
+import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -127,7 +127,7 @@ def input_items(value: object, continues: bool) -> list[dict[str, Any]]:
 
 def new_id(prefix: str) -> str:
     """An item's or response's id, OpenAI-style: `msg_...`, `fc_...`, `resp_...`."""
-    return f"{prefix}_{uuid.uuid4().hex}"
+    return f"{prefix}_{secrets.token_hex(16)}"
 
 
 def with_item_ids(items: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -86,9 +86,12 @@ class _Turn:
 
     def _chat(self, asker: Asker | None) -> AsyncGenerator[McpChatEvent, None]:
         conversation = self.conversation
+        request = self.request
+        if asker is not request.asker:
+            request = dataclasses.replace(request, asker=asker)
         return run_mcp_chat(
             self.state,
-            dataclasses.replace(self.request, asker=asker),
+            request,
             self.parsed.tools.mcp,
             conversation.approvals,
             conversation.listed,
