@@ -29,7 +29,8 @@ Prints p50/p99 latency, the milliseconds added over the backend, the throughput 
 and the server's CPU time per request (user + system time of the serving process, from
 /proc, over the measured requests).
 
-Run: .venv/bin/python bench/serve_overhead.py [--requests 1000] [--litellm PATH_TO_LITELLM_CLI]
+Run: .venv/bin/python bench/serve_overhead.py [--requests 1000] [--rounds 5]
+     [--litellm PATH_TO_LITELLM_CLI]
 
 Timings are printed, never asserted; on a busy machine read them as rough.
 """
@@ -297,7 +298,25 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-async def measure(targets: list[Target], requests: int) -> None:
+@dataclass(frozen=True)
+class Row:
+    """One target's numbers in one round of one case (milliseconds, requests per second)."""
+
+    p50: float
+    p99: float
+    added: float
+    rate: float
+    cpu: float | None
+
+
+def median(values: list[float]) -> float:
+    return percentile(values, 0.5)
+
+
+async def measure(targets: list[Target], requests: int, rounds: int) -> None:
+    """Each case runs `rounds` times, every target in turn each time; a row is the median
+    of its rounds, and its added p50 is taken against the backend of the same round, so
+    a machine that slows down for a while moves both."""
     direct, served = targets[0], targets[1:]
     print(
         f"{'case':<24}{'server':<10}{'p50':>9}{'p99':>9}{'added p50':>11}{'req/s':>8}"
@@ -306,23 +325,33 @@ async def measure(targets: list[Target], requests: int) -> None:
     for stream in (False, True):
         for clients in (1, 32):
             case = f"{'stream' if stream else 'non-stream'}, c={clients}"
-            base, base_wall, _ = await run_case(direct, stream, clients, requests)
-            b50 = percentile(base, 0.5) * 1e3
-            rows = [(direct.name, base, base_wall, 0.0)]
-            for target in served:
-                rows.append((target.name, *await run_case(target, stream, clients, requests)))
-            for name, latencies, wall, cpu in rows:
-                p50, p99 = percentile(latencies, 0.5) * 1e3, percentile(latencies, 0.99) * 1e3
-                added = f"{p50 - b50:>+9.2f}ms" if name != direct.name else f"{'':>11}"
-                per_request = f"{cpu / len(latencies) * 1e3:>8.2f}ms" if cpu else f"{'':>10}"
+            rows: dict[str, list[Row]] = {t.name: [] for t in targets}
+            for _ in range(rounds):
+                b50 = 0.0
+                for target in targets:
+                    latencies, wall, cpu = await run_case(target, stream, clients, requests)
+                    p50 = percentile(latencies, 0.5) * 1e3
+                    b50 = p50 if target is direct else b50
+                    cpu_ms = cpu / len(latencies) * 1e3 if target.pid is not None else None
+                    p99 = percentile(latencies, 0.99) * 1e3
+                    row = Row(p50, p99, p50 - b50, len(latencies) / wall, cpu_ms)
+                    rows[target.name].append(row)
+            for target in [direct, *served]:
+                got = rows[target.name]
+                p50, p99 = median([r.p50 for r in got]), median([r.p99 for r in got])
+                added = median([r.added for r in got])
+                shown = f"{added:>+9.2f}ms" if target is not direct else f"{'':>11}"
+                cpus = [r.cpu for r in got if r.cpu is not None]
+                per_request = f"{median(cpus):>8.2f}ms" if cpus else f"{'':>10}"
                 print(
-                    f"{case:<24}{name:<10}{p50:>7.2f}ms{p99:>7.2f}ms{added}"
-                    f"{len(latencies) / wall:>8.0f}{per_request}"
+                    f"{case:<24}{target.name:<10}{p50:>7.2f}ms{p99:>7.2f}ms{shown}"
+                    f"{median([r.rate for r in got]):>8.0f}{per_request}"
                 )
                 case = ""
             sys.stdout.flush()
     print(
-        f"\nrequests per case: {requests}; added p50 = the server's p50 minus the backend's;"
+        f"\nrequests per case and round: {requests}, rounds: {rounds} (each row the median of"
+        " its rounds); added p50 = the server's p50 minus the backend's in the same round;"
         " CPU/req = the serving process's user+system time per request"
     )
 
@@ -341,6 +370,9 @@ litellm_settings:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--requests", type=int, default=1000)
+    parser.add_argument(
+        "--rounds", type=int, default=1, help="runs of each case; rows are their medians"
+    )
     parser.add_argument("--litellm", default=".venv-litellm/bin/litellm", help="LiteLLM's CLI")
     parser.add_argument("--backend", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, default=0, help=argparse.SUPPRESS)
@@ -403,7 +435,8 @@ def main() -> None:
             )
         elif args.litellm:
             print(f"no LiteLLM at {litellm}: measuring farmhand against the backend only")
-        anyio.run(measure, targets, args.requests, backend_options={"use_uvloop": True})
+        uvloop = {"use_uvloop": True}
+        anyio.run(measure, targets, args.requests, args.rounds, backend_options=uvloop)
 
 
 if __name__ == "__main__":
