@@ -71,18 +71,13 @@ class _Turn:
         self.runner = state.chat_runner()
         self.resumed = _answer(state, self.conversation)
 
-    async def events(self) -> AsyncGenerator[ChatEvent, None]:
+    def events(self) -> AsyncGenerator[ChatEvent, None]:
         if self.resumed is None and not may_ask(self.state, self.request, self.parsed.tools.mcp):
             # Nothing can ask a question: run in this request's task, without the runner's
             # task and channel (the common case, and a third of the CPU per request).
-            async with aclosing(self._chat(None)) as chat:
-                async for inline in chat:
-                    yield inline
-            return
+            return self._chat(None)
         running = self.resumed or self.runner.start(self._chat)
-        async with aclosing(self.runner.read(running)) as events:
-            async for event in events:
-                yield event
+        return self.runner.read(running)
 
     def _chat(self, asker: Asker | None) -> AsyncGenerator[McpChatEvent, None]:
         conversation = self.conversation

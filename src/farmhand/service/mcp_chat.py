@@ -79,19 +79,28 @@ def may_ask(state: ServiceState, request: ChatRequest, tools: Sequence[McpTool] 
     return bool(state.config.servers_for(state.model_config(request.model)))
 
 
-async def run_mcp_chat(
+def run_mcp_chat(
     state: ServiceState,
     request: ChatRequest,
     tools: Sequence[McpTool] = (),
     approvals: Sequence[Approval] = (),
     listed: Collection[str] = (),
 ) -> AsyncGenerator[McpChatEvent, None]:
-    """The chat's events; `listed`: labels whose tools the client was told already."""
+    """The chat's events; `listed`: labels whose tools the client was told already.
+    Without MCP tools, `run_chat`'s own generator: a layer passing on every event would
+    cost each of them a resumption."""
     if not tools:
-        async with aclosing(run_chat(state, request)) as events:
-            async for event in events:
-                yield event
-        return
+        return run_chat(state, request)
+    return _mcp_chat(state, request, tools, approvals, listed)
+
+
+async def _mcp_chat(
+    state: ServiceState,
+    request: ChatRequest,
+    tools: Sequence[McpTool],
+    approvals: Sequence[Approval],
+    listed: Collection[str],
+) -> AsyncGenerator[McpChatEvent, None]:
     model = state.model_config(request.model)
     servers = [s.name for s in state.config.servers_for(model)]
     async with open_mcp_tools(state, servers, tools, request.asker) as opened:
