@@ -27,7 +27,9 @@ backend alone at about 740 req/s on a 2-core machine, so it measured the client)
 uvloop; non-streaming and streaming (a streamed request is timed until `data: [DONE]`).
 Prints p50/p99 latency, the milliseconds added over the backend, the throughput (req/s),
 and the server's CPU time per request (user + system time of the serving process, from
-/proc, over the measured requests).
+/proc, over the measured requests). With `--rounds N` each case runs N times, every target
+in turn, and each number is the median of its rounds (added p50 against the backend of the
+same round): on a shared machine one run's numbers move by a third.
 
 Run: .venv/bin/python bench/serve_overhead.py [--requests 1000] [--rounds 5]
      [--litellm PATH_TO_LITELLM_CLI]
