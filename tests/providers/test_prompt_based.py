@@ -3,7 +3,7 @@ the calls it reads back, and handing the tools to a provider that can constrain 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Sequence
 
 import pytest
 
@@ -173,7 +173,7 @@ class ConstrainingInner(ScriptedProvider):
         settings: GenerationSettings,
         *,
         grammar_tools: Sequence[ToolDefinition] | None = None,
-    ) -> AsyncIterator[StreamEvent]:
+    ) -> AsyncGenerator[StreamEvent, None]:
         self.grammar_tools.append(None if grammar_tools is None else tuple(grammar_tools))
         return super().stream(messages, tools, settings)
 

@@ -4,7 +4,7 @@ routes every attack is replayed against."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncGenerator, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +46,7 @@ class EchoModel:
         messages: Sequence[Message],
         tools: Sequence[ToolDefinition],
         settings: GenerationSettings,
-    ) -> AsyncIterator[StreamEvent]:
+    ) -> AsyncGenerator[StreamEvent, None]:
         self.turns.append(messages)
         self.tools.append([t.name for t in tools])
         yield TextDelta("ok")

@@ -4,7 +4,7 @@ the providers."""
 from __future__ import annotations
 
 import threading
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +34,7 @@ class Gate:
         messages: Sequence[Message],
         tools: Sequence[ToolDefinition],
         settings: GenerationSettings,
-    ) -> AsyncIterator[StreamEvent]:
+    ) -> AsyncGenerator[StreamEvent, None]:
         self.entered.set()
         await anyio.to_thread.run_sync(self.release.wait, abandon_on_cancel=True)
         yield TextDelta("finished anyway")

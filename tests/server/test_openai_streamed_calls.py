@@ -6,7 +6,7 @@ characters at a time, so the deltas are the parser's own."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncGenerator, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +48,7 @@ class HermesText:
         messages: Sequence[Message],
         tools: Sequence[ToolDefinition],
         settings: GenerationSettings,
-    ) -> AsyncIterator[StreamEvent]:
+    ) -> AsyncGenerator[StreamEvent, None]:
         parser = parser_for(None, None, [t.name for t in tools], family="hermes_2_pro")
         calls = False
         for start in range(0, len(REPLY), 4):

@@ -7,7 +7,7 @@ client, `AnthropicFarm` an Anthropic one, both with a plain httpx client beside 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +41,7 @@ class Relay:
         messages: Sequence[Message],
         tools: Sequence[ToolDefinition],
         settings: GenerationSettings,
-    ) -> AsyncIterator[StreamEvent]:
+    ) -> AsyncGenerator[StreamEvent, None]:
         return self.script.stream(messages, tools, settings)
 
     async def count_tokens(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Sequence
+from contextlib import aclosing
 from pathlib import Path
 from typing import Annotated, Any, cast
 
@@ -109,20 +110,22 @@ async def _run(
         try:
             choice = check_tool_choice(settings.tool_choice, await session.router.list_tools())
             settings = dataclasses.replace(settings, tool_choice=choice)
-            async for event in run_loop(
+            loop = run_loop(
                 session.provider,
                 session.opening(prompt),
                 session.router,
                 settings,
                 max_tool_rounds=session.max_tool_rounds,
-            ):
-                if isinstance(event, LoopFinished):
+            )
+            async with aclosing(loop) as events:
+                async for event in events:
+                    if isinstance(event, LoopFinished):
+                        if not quiet:
+                            console.print()
+                            render_pending(event)
+                        return event
                     if not quiet:
-                        console.print()
-                        render_pending(event)
-                    return event
-                if not quiet:
-                    render_event(event)
+                        render_event(event)
         finally:
             await session.provider.aclose()
     raise AssertionError("the loop ended without a result")

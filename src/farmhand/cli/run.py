@@ -7,6 +7,7 @@ turns, and answers `/tools` (the tools offered now) and `/exit`.
 from __future__ import annotations
 
 import sys
+from contextlib import aclosing
 from pathlib import Path
 from typing import Annotated
 
@@ -114,23 +115,25 @@ async def _turn(
 ) -> list[Message]:
     """One user message through the tool loop; the history to continue from."""
     messages = [*history, Message.user(text)] if history else session.opening(text)
-    async for event in run_loop(
+    loop = run_loop(
         session.provider,
         messages,
         session.router,
         settings,
         max_tool_rounds=session.max_tool_rounds,
-    ):
-        if isinstance(event, LoopFinished):
-            console.print()
-            render_pending(event)
-            if event.stop_reason == "round_limit":
-                err_console.print(
-                    f"[yellow]warning:[/] the model used all {event.rounds} tool rounds"
-                    " (raise runtime.max_tool_rounds to allow more)"
-                )
-            return list(event.messages)
-        render_event(event)
+    )
+    async with aclosing(loop) as events:
+        async for event in events:
+            if isinstance(event, LoopFinished):
+                console.print()
+                render_pending(event)
+                if event.stop_reason == "round_limit":
+                    err_console.print(
+                        f"[yellow]warning:[/] the model used all {event.rounds} tool rounds"
+                        " (raise runtime.max_tool_rounds to allow more)"
+                    )
+                return list(event.messages)
+            render_event(event)
     return messages
 
 

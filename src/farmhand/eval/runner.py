@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
-from contextlib import asynccontextmanager
+from contextlib import aclosing, asynccontextmanager
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -91,13 +91,14 @@ async def run_turn(
     usage = Usage()
     started = time.perf_counter()
     try:
-        async for event in provider.stream(messages, tools, settings):
-            if isinstance(event, TextDelta):
-                text.append(event.text)
-            elif isinstance(event, ToolCallEvent):
-                calls.append(event.call)
-            elif isinstance(event, Finish):
-                usage = event.usage
+        async with aclosing(provider.stream(messages, tools, settings)) as events:
+            async for event in events:
+                if isinstance(event, TextDelta):
+                    text.append(event.text)
+                elif isinstance(event, ToolCallEvent):
+                    calls.append(event.call)
+                elif isinstance(event, Finish):
+                    usage = event.usage
     except FarmhandError as exc:
         return TurnOutput("".join(text), tuple(calls), usage, _since(started), str(exc))
     return TurnOutput("".join(text), tuple(calls), usage, _since(started))

@@ -34,7 +34,7 @@ import copy
 import json
 import logging
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -88,7 +88,7 @@ class GrammarTarget(Protocol):
         settings: GenerationSettings,
         *,
         grammar_tools: Sequence[ToolDefinition] | None = None,
-    ) -> AsyncIterator[StreamEvent]: ...
+    ) -> AsyncGenerator[StreamEvent, None]: ...
 
     async def aclose(self) -> None: ...
 

@@ -25,7 +25,7 @@ import codecs
 import dataclasses
 import math
 import os
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from contextlib import aclosing
 from pathlib import Path
 from typing import Any
@@ -220,7 +220,7 @@ class LlamaCppProvider:
 
     async def complete(
         self, prompt: str, settings: GenerationSettings
-    ) -> AsyncIterator[StreamEvent]:
+    ) -> AsyncGenerator[StreamEvent, None]:
         """Continue `prompt` as it is, no chat template (Ollama's `raw` generate): text
         deltas, then Finish. `settings.response_format` constrains the text to JSON."""
         spec = grammar_spec([], settings, constrain_auto=False)
@@ -287,7 +287,7 @@ class LlamaCppProvider:
         settings: GenerationSettings,
         *,
         grammar_tools: Sequence[ToolDefinition] | None = None,
-    ) -> AsyncIterator[StreamEvent]:
+    ) -> AsyncGenerator[StreamEvent, None]:
         """One model turn. `grammar_tools`: the tools calls may name when they are not the
         ones rendered through the chat template (the prompt-based strategy passes `tools=[]`
         and its tools here); the turn is then constrained in the Hermes format whatever the

@@ -8,7 +8,7 @@ the model finishes; one Finish closes the turn. Every failure becomes a Provider
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from contextlib import aclosing, asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -113,7 +113,7 @@ class OpenAICompatProvider:
         messages: Sequence[Message],
         tools: Sequence[ToolDefinition],
         settings: GenerationSettings,
-    ) -> AsyncIterator[StreamEvent]:
+    ) -> AsyncGenerator[StreamEvent, None]:
         history_names = [c.name for m in messages for c in m.tool_calls]
         names = ToolNameMap([t.name for t in tools] + history_names)
         body = self.request_body(messages, tools, settings, names)

@@ -25,8 +25,8 @@ are (the history is still rewritten, since the inner is sent no tools).
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncGenerator, AsyncIterator, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import AsyncGenerator, Sequence
+from contextlib import aclosing
 
 from farmhand.messages import (
     Finish,
@@ -118,10 +118,11 @@ class PromptBasedProvider:
         messages: Sequence[Message],
         tools: Sequence[ToolDefinition],
         settings: GenerationSettings,
-    ) -> AsyncIterator[StreamEvent]:
+    ) -> AsyncGenerator[StreamEvent, None]:
         history = plain_history(messages)
         if settings.tool_choice.mode == "none" or not tools:
-            async with _closing(self.inner.stream(history, [], settings)) as events:
+            # Closed with ours: the embedded provider holds its model until its stream ends.
+            async with aclosing(self.inner.stream(history, [], settings)) as events:
                 async for event in events:
                     yield event
             return
@@ -132,7 +133,7 @@ class PromptBasedProvider:
             inner = self.inner.stream(history, [], settings)
         parser = HermesParser(known_names=[t.name for t in tools])
         found_calls = False
-        async with _closing(inner) as events:
+        async with aclosing(inner) as events:
             async for event in events:
                 if isinstance(event, TextDelta):
                     parsed = parser.feed(event.text)
@@ -158,17 +159,3 @@ class PromptBasedProvider:
 
     async def aclose(self) -> None:
         await self.inner.aclose()
-
-
-@asynccontextmanager
-async def _closing(
-    stream: AsyncIterator[StreamEvent],
-) -> AsyncGenerator[AsyncIterator[StreamEvent], None]:
-    """Close the inner stream when ours is closed early: the embedded provider holds its
-    model until its generator ends."""
-    try:
-        yield stream
-    finally:
-        close = getattr(stream, "aclose", None)
-        if close is not None:
-            await close()

@@ -17,7 +17,7 @@ A turn nobody scripted is a ProviderError; a scripted turn nobody asked for fail
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncGenerator, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -156,7 +156,7 @@ class ScriptedProvider:
         messages: Sequence[Message],
         tools: Sequence[ToolDefinition],
         settings: GenerationSettings,
-    ) -> AsyncIterator[StreamEvent]:
+    ) -> AsyncGenerator[StreamEvent, None]:
         self.requests.append(ScriptedRequest(tuple(messages), tuple(tools), settings))
         turn = len(self.requests)
         if turn > len(self.steps):

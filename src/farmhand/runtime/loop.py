@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Sequence
+from contextlib import aclosing
 from dataclasses import dataclass, field
 
 import anyio
@@ -91,7 +92,7 @@ async def run_loop(
     settings: GenerationSettings = DEFAULT_SETTINGS,
     *,
     max_tool_rounds: int = DEFAULT_MAX_TOOL_ROUNDS,
-) -> AsyncIterator[LoopEvent]:
+) -> AsyncGenerator[LoopEvent, None]:
     """Run the conversation until the model answers without calling tools.
 
     A round is one model turn whose tool calls were run. After `max_tool_rounds` rounds a
@@ -133,23 +134,25 @@ async def run_loop(
             prompt = answer_turn(state.history)
             turn_settings = dataclasses.replace(settings, tool_choice=NONE)
         writing: dict[int, ToolCallWriting] = {}  # the calls being written, by index
-        async for event in provider.stream(prompt, tools, turn_settings):
-            if isinstance(event, TextDelta):
-                turn.text.append(event.text)
-                yield TextChunk(event.text)
-            elif isinstance(event, ReasoningDelta):
-                yield ReasoningChunk(event.text)
-            elif isinstance(event, ToolCallDelta) and not answer_only:
-                if settings.parallel_tool_calls or event.index == 0:
-                    piece = _writing(event, writing, router)
-                    if piece is not None:
-                        yield piece
-            elif isinstance(event, ToolCallEvent) and not answer_only:
-                turn.calls.append(router.check(event.call))
-            elif isinstance(event, Finish):
-                state.usage += event.usage
-                turn.finish_reason = event.reason
-                turn.stop_sequence = event.stop_sequence
+        # Closed here if our reader stops early: the embedded model is held until it ends.
+        async with aclosing(provider.stream(prompt, tools, turn_settings)) as events:
+            async for event in events:
+                if isinstance(event, TextDelta):
+                    turn.text.append(event.text)
+                    yield TextChunk(event.text)
+                elif isinstance(event, ReasoningDelta):
+                    yield ReasoningChunk(event.text)
+                elif isinstance(event, ToolCallDelta) and not answer_only:
+                    if settings.parallel_tool_calls or event.index == 0:
+                        piece = _writing(event, writing, router)
+                        if piece is not None:
+                            yield piece
+                elif isinstance(event, ToolCallEvent) and not answer_only:
+                    turn.calls.append(router.check(event.call))
+                elif isinstance(event, Finish):
+                    state.usage += event.usage
+                    turn.finish_reason = event.reason
+                    turn.stop_sequence = event.stop_sequence
         if not settings.parallel_tool_calls:
             turn.calls = turn.calls[:1]
 

@@ -147,10 +147,10 @@ async def run_chat(state: ServiceState, request: ChatRequest) -> AsyncGenerator[
     runtime = state.config.runtime
     rounds = request.max_tool_rounds or runtime.max_tool_rounds
     async with _tools(state, request, model, servers) as (router, settings):
-        async for event in run_loop(
-            provider, request.messages, router, settings, max_tool_rounds=rounds
-        ):
-            yield event
+        loop = run_loop(provider, request.messages, router, settings, max_tool_rounds=rounds)
+        async with aclosing(loop) as events:
+            async for event in events:
+                yield event
 
 
 @dataclass(frozen=True)

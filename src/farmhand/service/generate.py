@@ -9,7 +9,8 @@ loads the model (`load` below).
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Sequence
+from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
@@ -35,7 +36,9 @@ class GenerateRequest:
 class TextCompleter(Protocol):
     """A backend that continues text as it is and knows its tokens (the embedded one)."""
 
-    def complete(self, prompt: str, settings: GenerationSettings) -> AsyncIterator[StreamEvent]: ...
+    def complete(
+        self, prompt: str, settings: GenerationSettings
+    ) -> AsyncGenerator[StreamEvent, None]: ...
 
     def tokenize(self, text: str) -> list[int]: ...
 
@@ -109,10 +112,11 @@ async def generate(
         text = _prompt_text(request, completer, messages)
         generation.prompt_text = text
         events = completer.complete(text, request.settings)
-    async for event in events:
-        if isinstance(event, TextDelta):
-            generation.answer.append(event.text)
-        yield event
+    async with aclosing(events):
+        async for event in events:
+            if isinstance(event, TextDelta):
+                generation.answer.append(event.text)
+            yield event
 
 
 def _prompt_text(

@@ -119,8 +119,9 @@ async def _mcp_chat(
                 call = approval.call
                 result = ToolResult(call.id, call.name, DENIED.format(reason=reason), True)
             run.messages = with_result(run.messages, result)
-        async for step in _rounds(state, request, opened, run):
-            yield step
+        async with aclosing(_rounds(state, request, opened, run)) as steps:
+            async for step in steps:
+                yield step
 
 
 @dataclass
