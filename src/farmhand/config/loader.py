@@ -87,8 +87,7 @@ def load_config(
     except OSError as exc:
         raise ConfigError(f"cannot read config file {path}: {exc.strerror or exc}") from None
     config = parse_config(text, str(path), environ=environ, base_dir=path.parent.absolute())
-    config._source = path
-    return config
+    return config.loaded_from(path)
 
 
 def parse_config(

@@ -438,6 +438,11 @@ class FarmhandConfig(_Strict):
         """The file this config was loaded from, if any."""
         return self._source
 
+    def loaded_from(self, path: Path) -> Self:
+        """This config, noting the file it was read from (`source`)."""
+        self._source = path
+        return self
+
     @model_validator(mode="after")
     def _check_references(self, info: ValidationInfo) -> Self:
         # The loader asks to run these itself so each issue gets its own line number.

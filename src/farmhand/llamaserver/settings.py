@@ -45,10 +45,6 @@ class LlamaServerSettings:
         object.__setattr__(self, "url", self.url.rstrip("/"))
 
     @property
-    def host(self) -> str:
-        return urlsplit(self.url).hostname or "127.0.0.1"
-
-    @property
     def port(self) -> int:
         parts = urlsplit(self.url)
         return parts.port or (443 if parts.scheme == "https" else 80)

@@ -30,17 +30,6 @@ class PartialArguments(Protocol):
     def compact_from(self, start: int) -> str: ...
 
 
-class ToolCallParser(Protocol):
-    """Turns a model's raw output, fed in chunks, into text and tool-call events.
-
-    `feed` returns what became certain with this chunk; `finish` flushes the rest.
-    """
-
-    def feed(self, chunk: str) -> list[StreamEvent]: ...
-
-    def finish(self) -> list[StreamEvent]: ...
-
-
 @dataclass(frozen=True)
 class ParserOptions:
     """How to read one model turn (the knobs llama.cpp's parsers take, named as there)."""

@@ -47,7 +47,7 @@ def provider_for(
 def _backend(
     model: ModelConfig, *, model_path: Path | None, load: LlamaLoader | None, progress: bool
 ) -> Provider:
-    if model.provider in ("llamacpp", "embedded"):
+    if model.provider == "llamacpp":  # "embedded" is read as llamacpp by the config
         from farmhand.models.assemble import ensure_model
         from farmhand.models.catalog import DEFAULT_MODEL
         from farmhand.providers.llamacpp import (

@@ -44,7 +44,6 @@ from farmhand.service.state import ServiceState
 from farmhand.service.tasks import TaskStatus, iso_time
 from farmhand.service.tool_search import search_tools
 
-NDJSON = "application/x-ndjson"
 DISCONNECTED = "the client disconnected before the answer was complete"
 DONE_REASONS = {"stop": "stop", "length": "length", "client_tool_calls": "stop"}
 
@@ -85,9 +84,7 @@ async def chat(request: Request) -> Response:
             form="ndjson",
             error_response=run.error_response,
             error_items=lambda exc: [run.error_body(exc)[1]],
-            on_disconnect=lambda: run.finish(
-                "the client disconnected before the answer was complete"
-            ),
+            on_disconnect=lambda: run.finish(DISCONNECTED),
         )
     return await run.complete()
 

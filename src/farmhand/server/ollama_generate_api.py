@@ -19,6 +19,7 @@ from farmhand.messages import Finish, ReasoningDelta, TextDelta
 from farmhand.server.errors import api_error, error_response
 from farmhand.server.json_body import json_body
 from farmhand.server.json_response import JSONResponse
+from farmhand.server.route_state import service_state
 from farmhand.server.streaming import EventStream, StreamItem
 from farmhand.service import models
 from farmhand.service.generate import GenerateRequest, Generation, generate, load
@@ -30,7 +31,7 @@ def routes() -> list[BaseRoute]:
 
 
 async def generate_route(request: Request) -> Response:
-    state: ServiceState = request.app.state.farmhand
+    state = service_state(request)
     try:
         body: GenerateBody = parse_body(await json_body(request), GenerateBody)
         wanted = generate_request(body)

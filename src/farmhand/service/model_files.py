@@ -31,7 +31,6 @@ class LoadedModel:
 
     config: ModelConfig
     provider: Provider
-    loaded_at: float
     last_used: float = 0.0
     keep_alive: float | None = None
 

@@ -99,7 +99,7 @@ class ServiceState:
             loaded = self._loaded.get(key)
             if loaded is None:
                 provider = await anyio.to_thread.run_sync(self.provider_factory, model)
-                loaded = self._loaded[key] = LoadedModel(model, provider, time.time())
+                loaded = self._loaded[key] = LoadedModel(model, provider)
             loaded.last_used = time.time()
             return loaded.provider
 

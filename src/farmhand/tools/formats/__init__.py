@@ -97,11 +97,6 @@ def tool_choice_from_openai(choice: object) -> ToolChoice:
     return ToolChoice.tool(checked["function"]["name"])
 
 
-def tool_choice_to_openai(choice: ToolChoice) -> OpenAIToolChoice:
-    """OpenAI's spelling of a ToolChoice."""
-    return named_tool_choice(choice.name) if choice.name else choice.mode
-
-
 def openai_tool_dicts(tools: Iterable[ToolLike]) -> list[dict[str, Any]]:
     """Deep copies of OpenAI-shaped tools; ToolDefinitions are rendered with `to_openai()`."""
     result: list[dict[str, Any]] = []
