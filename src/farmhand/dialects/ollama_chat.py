@@ -2,7 +2,8 @@
 
 Field names and defaults follow Ollama's MCP API: `stream` true, `max_tool_rounds` 15,
 `tool_timeout` 30000 ms, `include_tool_results` false, `jit_tools` true, `jit_max_tools` 5,
-`jit_connect_eager` false, and an optional `task_id`. Ollama's own `options`, `format`,
+`jit_connect_eager` as the config's `runtime:` says (false unless set), and an optional
+`task_id`. Ollama's own `options`, `format`,
 `think` and `keep_alive` are read as `ollama_options.py` says; `images` are refused (no
 model farmhand runs has vision).
 """
@@ -72,7 +73,7 @@ class ChatBody(OllamaBody):
     include_tool_results: bool = False
     jit_tools: bool = True
     jit_max_tools: int = Field(default=5, ge=1)
-    jit_connect_eager: bool = False
+    jit_connect_eager: bool | None = None
     task_id: str | None = Field(default=None, min_length=1, max_length=MAX_TASK_ID_LENGTH)
 
     def keep_alive_seconds(self) -> float | None:

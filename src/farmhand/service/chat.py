@@ -25,6 +25,7 @@ from farmhand.runtime.session import (
     ToolSettings,
     open_router,
     resolve_tool_choice,
+    tool_settings,
 )
 from farmhand.service.state import ServiceState
 from farmhand.tools.definition import ToolDefinition
@@ -184,13 +185,16 @@ async def _tools(
     state: ServiceState, request: ChatRequest, model: ModelConfig, servers: ChatServers
 ) -> AsyncIterator[tuple[ToolRouter, GenerationSettings]]:
     """The chat's tools, and its settings with the tool_choice resolved against them."""
-    runtime = state.config.runtime
+    # The operator's `runtime:` settings, where the request leaves them unset.
+    configured = tool_settings(state.config)
     settings = ToolSettings(
-        tool_timeout=request.tool_timeout or runtime.tool_timeout,
-        max_tool_result_chars=runtime.max_tool_result_chars,
-        jit_tools=runtime.jit_tools if request.jit_tools is None else request.jit_tools,
-        jit_max_tools=request.jit_max_tools or runtime.jit_max_tools,
-        jit_connect_eager=bool(request.jit_connect_eager),
+        tool_timeout=request.tool_timeout or configured.tool_timeout,
+        max_tool_result_chars=configured.max_tool_result_chars,
+        jit_tools=configured.jit_tools if request.jit_tools is None else request.jit_tools,
+        jit_max_tools=request.jit_max_tools or configured.jit_max_tools,
+        jit_connect_eager=configured.jit_connect_eager
+        if request.jit_connect_eager is None
+        else request.jit_connect_eager,
     )
     async with AsyncExitStack() as stack:
         # Every server, with JIT discovery or not, is a pooled session: configured ones stay
