@@ -26,6 +26,7 @@ from farmhand.messages import (
     Usage,
     new_call_id,
 )
+from farmhand.providers.backend_errors import clip, status_message, transport_message
 from farmhand.providers.backend_http import Answer, BackendHTTP, Timeouts, TransportError
 from farmhand.providers.base import GenerationSettings, ResponseFormat
 from farmhand.providers.names import ToolNameMap
@@ -36,12 +37,6 @@ from farmhand.tools.definition import ToolDefinition
 # Connecting should be quick even when generating is not: an unreachable host should not
 # hang for the whole generation timeout.
 MAX_CONNECT_TIMEOUT = 30.0
-_SHOWN = 200  # characters of a bad line or body quoted in an error message
-
-
-def _clip(text: str, limit: int = _SHOWN) -> str:
-    text = text.strip()
-    return text if len(text) <= limit else text[:limit] + "..."
 
 
 class OpenAICompatProvider:
@@ -173,34 +168,20 @@ class OpenAICompatProvider:
             yield answer
 
     def _status_message(self, status: int, reason: str, body: bytes) -> str:
-        detail = _error_detail(body)
-        message = f"{self.url} answered HTTP {status} {reason}: {detail}"
-        if status in (401, 403):
-            sent = "an api key was sent but refused" if self._api_key else "no api key was sent"
-            message += f" ({sent}; check the provider's api_key)"
-        elif status == 404:
-            message += f" (check base_url {self.base_url!r} and model {self.model!r})"
-        return message
+        return status_message(
+            status,
+            reason,
+            body,
+            url=self.url,
+            base_url=self.base_url,
+            model=self.model,
+            keyed=bool(self._api_key),
+        )
 
     def _transport_message(self, exc: TransportError) -> str:
-        detail, url, timeouts = exc.detail, self.url, self._timeouts
-        if exc.kind == "connect_timeout":
-            return f"cannot reach {url}: no connection within {timeouts.connect}s (connect timeout)"
-        if exc.kind == "read_timeout":
-            return (
-                f"{url} sent nothing for {timeouts.read}s (read timeout): the model is stuck or "
-                f"slower than that; raise the timeout of provider {self.name!r} if it is just slow"
-            )
-        if exc.kind == "connect":
-            return f"cannot reach {url}: is the server running? ({detail})"
-        if exc.kind == "invalid_url":
-            example = "http://localhost:8080/v1"
-            return f"invalid base_url {self.base_url!r} ({detail}); expected e.g. {example}"
-        if exc.kind == "closed":
-            return f"{url} closed the connection without answering ({detail}); is it restarting?"
-        if exc.kind == "broke_off":
-            return f"the connection to {url} broke off during the response ({detail})"
-        return f"request to {url} failed: {detail}"
+        return transport_message(
+            exc, url=self.url, base_url=self.base_url, timeouts=self._timeouts, provider=self.name
+        )
 
 
 def _read(events: list[StreamEvent], rescue: TextCalls | None) -> list[StreamEvent]:
@@ -222,25 +203,6 @@ def _finish(turn: _Turn, rescue: TextCalls | None) -> list[StreamEvent]:
     if rescue.found and isinstance(finish, Finish) and finish.reason != "tool_calls":
         finish = Finish("tool_calls", finish.usage)
     return [*events, finish]
-
-
-def _error_detail(body: bytes) -> str:
-    """The server's own error message from the body, whatever shape it uses."""
-    text = body.decode("utf-8", "replace")
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return _clip(text) or "(empty body)"
-    if isinstance(data, dict):
-        error = data.get("error")
-        if isinstance(error, dict) and error.get("message"):
-            return _clip(str(error["message"]))
-        for value in (error, data.get("detail"), data.get("message")):
-            if isinstance(value, str) and value:
-                return _clip(value)
-            if value:  # FastAPI validation errors: a list of dicts
-                return _clip(json.dumps(value, ensure_ascii=False))
-    return _clip(json.dumps(data, ensure_ascii=False))
 
 
 def _message_to_openai(
@@ -310,7 +272,7 @@ class _PartialCall:
         call_id = self.id or new_call_id()
         text = "".join(self.arguments)
         if not name:
-            error = f"the tool call has no name (arguments: {_clip(text)!r})"
+            error = f"the tool call has no name (arguments: {clip(text)!r})"
             return ToolCall(name="", arguments={}, id=call_id, parse_error=error)
         if not text.strip():  # llama-server and others send "" for a call without arguments
             return ToolCall(name=name, arguments={}, id=call_id)
@@ -322,7 +284,7 @@ class _PartialCall:
             if isinstance(arguments, dict):
                 return ToolCall(name=name, arguments=arguments, id=call_id)
             problem = f"must be a JSON object, not {_KINDS.get(type(arguments), 'null')}"
-        error = f"the arguments of {name} {problem}: {_clip(text, 500)!r}"
+        error = f"the arguments of {name} {problem}: {clip(text, 500)!r}"
         return ToolCall(name=name, arguments={}, id=call_id, parse_error=error)
 
 
@@ -348,7 +310,7 @@ class _Turn:
         # lines carry nothing an OpenAI-style stream needs.
         key, _, value = line.partition(":")
         if key == "error":  # older llama-server reports a failed stream this way
-            raise ProviderError(f"{self.url} reported an error mid-stream: {_clip(value)}")
+            raise ProviderError(f"{self.url} reported an error mid-stream: {clip(value)}")
         if key != "data":
             if line.strip() and key not in ("", "event", "id", "retry"):
                 self.stray = self.stray or line
@@ -361,7 +323,7 @@ class _Turn:
             chunk = jsonwire.loads(data)
         except json.JSONDecodeError as exc:
             raise ProviderError(
-                f"{self.url} sent a stream line that is not valid JSON ({exc.msg}): {_clip(line)!r}"
+                f"{self.url} sent a stream line that is not valid JSON ({exc.msg}): {clip(line)!r}"
             ) from exc
         if not isinstance(chunk, dict):
             raise ProviderError(f"{self.url} sent a stream chunk that is not an object: {line!r}")
@@ -371,7 +333,7 @@ class _Turn:
         self.chunks += 1
         if error := chunk.get("error"):  # OpenAI and llama-server report failures in-stream
             detail = error.get("message", error) if isinstance(error, dict) else error
-            raise ProviderError(f"{self.url} reported an error mid-stream: {_clip(str(detail))}")
+            raise ProviderError(f"{self.url} reported an error mid-stream: {clip(str(detail))}")
         if isinstance(usage := chunk.get("usage"), dict):
             prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
             self.usage = Usage(int(prompt or 0), int(completion or 0))
@@ -425,7 +387,7 @@ class _Turn:
 
     def finish(self) -> list[StreamEvent]:
         if not self.chunks:
-            what = f"its first line was {_clip(self.stray)!r}" if self.stray else "it was empty"
+            what = f"its first line was {clip(self.stray)!r}" if self.stray else "it was empty"
             raise ProviderError(
                 f"{self.url} answered without a chat completion stream ({what}); "
                 "is base_url an OpenAI-compatible API (usually ending in /v1)?"
