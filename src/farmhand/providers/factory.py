@@ -95,9 +95,21 @@ def _backend(
             if model.text_tool_calls
             else None,
         )
+    if model.provider == "anthropic":
+        from farmhand.providers.anthropic import DEFAULT_BASE_URL, AnthropicProvider
+
+        if not model.model:
+            raise ConfigError(f"model {model.name!r}: provider anthropic needs `model:`")
+        return AnthropicProvider(
+            model=model.model,
+            api_key=model.api_key,
+            base_url=model.base_url or DEFAULT_BASE_URL,
+            extra_params=dict(model.model_api_parameters) or None,
+        )
     raise ConfigError(
         f"model {model.name!r}: provider {model.provider!r} is not available yet;"
-        " use llamacpp or an OpenAI-compatible endpoint (provider: openai, base_url: ...)"
+        " use llamacpp, anthropic or an OpenAI-compatible endpoint (provider: openai,"
+        " base_url: ...)"
     )
 
 

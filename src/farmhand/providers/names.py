@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
-from farmhand.tools.definition import SEPARATOR
+from farmhand.messages import Message
+from farmhand.tools.definition import SEPARATOR, ToolDefinition
 
 MAX_LENGTH = 64
 _SAFE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
@@ -55,6 +56,13 @@ class ToolNameMap:
         for name in unique:
             if name not in self._to:
                 self._bind(name, self._invent(name))
+
+    @classmethod
+    def for_turn(cls, messages: Sequence[Message], tools: Sequence[ToolDefinition]) -> ToolNameMap:
+        """The names one model turn uses: its tools', and those of the calls in its history
+        (a tool no longer offered keeps the stand-in it was called by)."""
+        called = [call.name for message in messages for call in message.tool_calls]
+        return cls([tool.name for tool in tools] + called)
 
     def _bind(self, name: str, safe: str) -> None:
         self._to[name] = safe

@@ -109,8 +109,7 @@ class OpenAICompatProvider:
         tools: Sequence[ToolDefinition],
         settings: GenerationSettings,
     ) -> AsyncGenerator[StreamEvent, None]:
-        history_names = [c.name for m in messages for c in m.tool_calls]
-        names = ToolNameMap([t.name for t in tools] + history_names)
+        names = ToolNameMap.for_turn(messages, tools)
         body = self.request_body(messages, tools, settings, names)
         headers = {"Accept": "text/event-stream"}
         if self._api_key:
