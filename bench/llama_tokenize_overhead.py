@@ -81,7 +81,7 @@ def bare_sdk_server(http: httpx.AsyncClient) -> MCPServer:
 
 async def main(args: argparse.Namespace) -> None:
     logging.basicConfig(level=logging.WARNING)  # before the SDK sets INFO: no per-call logs
-    model = ensure_model("qwen2.5-coder:0.5b", progress=True)
+    model = ensure_model("qwen2.5-coder:0.5b")
     with tempfile.TemporaryDirectory() as home:
         servers = LlamaServerProcess(Path(home))
         started = await servers.start(StartOptions(model=str(model), port=free_port()))

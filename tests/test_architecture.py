@@ -137,3 +137,25 @@ def test_the_table_reader_reads_rows_as_written(
     doc = tmp_path / "ARCHITECTURE.md"
     doc.write_text(f"| package | what | may import |\n|---|---|---|\n{line}\n", encoding="utf-8")
     assert allowed_imports(doc) == {package: allowed}
+
+
+DISPLAY = ("rich.console", "rich.progress", "rich.prompt", "rich.live")
+
+
+def test_display_lives_in_the_cli() -> None:
+    """The map's rule: progress bars, prompts and the terminal are the CLI's business; a lower
+    layer takes a callback (`provider_for(load=, progress=)`)."""
+    wrong = []
+    for path in source_files():
+        if package_of(path) == "cli":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            wrong += [
+                f"{path.relative_to(ROOT)}:{node.lineno} imports {name}"
+                for name in names
+                if name.startswith(DISPLAY)
+            ]
+    assert not wrong, "display outside cli/:\n" + "\n".join(wrong)

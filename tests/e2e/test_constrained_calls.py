@@ -80,7 +80,7 @@ MAX_TOKENS = 128
 @pytest.fixture(scope="module")
 def llama() -> Iterator[Any]:
     """The default model, loaded once for this module."""
-    model = load_llama(ensure_model(DEFAULT_MODEL, progress=False))
+    model = load_llama(ensure_model(DEFAULT_MODEL))
     yield model
     model.close()
 

@@ -25,7 +25,7 @@ pytestmark = [pytest.mark.e2e]
 
 @pytest.fixture(scope="module")
 def llama() -> Iterator[Any]:
-    model = load_llama(ensure_model(DEFAULT_MODEL, progress=False))
+    model = load_llama(ensure_model(DEFAULT_MODEL))
     yield model
     model.close()
 

@@ -39,7 +39,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
 
 @pytest.fixture(scope="module")
 def gguf() -> Path:
-    return ensure_model("qwen2.5-coder:0.5b", progress=False)
+    return ensure_model("qwen2.5-coder:0.5b")
 
 
 def port_is_closed(port: int) -> bool:

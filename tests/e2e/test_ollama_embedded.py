@@ -41,7 +41,7 @@ def client() -> Iterator[ollama.Client]:
 
 def test_show_reads_the_gguf(client: ollama.Client) -> None:
     shown = client.show("default")
-    header = read_gguf(ensure_model(DEFAULT_MODEL, progress=False))
+    header = read_gguf(ensure_model(DEFAULT_MODEL))
     assert shown.template == header.chat_template
     assert shown.template is not None and "<|im_start|>" in shown.template
     assert shown.details is not None

@@ -72,7 +72,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             '"llama-cpp-python[server]" deps: fastapi pydantic-settings sse-starlette '
             '"starlette-context>=0.3.6,<0.4"'
         )
-    model = ensure_model("qwen2.5-coder:0.5b", progress=False)
+    model = ensure_model("qwen2.5-coder:0.5b")
     port = free_port()
     log = tmp_path_factory.mktemp("llama-server") / "server.log"
     command = [

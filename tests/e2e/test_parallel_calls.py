@@ -38,7 +38,7 @@ AVAILABILITY = ToolDefinition(
 
 @pytest.fixture(scope="module")
 def llama() -> Iterator[Any]:
-    model = load_llama(ensure_model(DEFAULT_MODEL, progress=False))
+    model = load_llama(ensure_model(DEFAULT_MODEL))
     yield model
     model.close()
 

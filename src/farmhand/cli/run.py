@@ -18,7 +18,7 @@ from rich.markup import escape
 from farmhand.cli.asking import TerminalAsker
 from farmhand.cli.chat import render_event, render_pending
 from farmhand.cli.common import ConfigOption, console, err_console, user_errors
-from farmhand.cli.loading import load_with_progress
+from farmhand.cli.loading import byte_bar, load_with_progress
 from farmhand.cli.tools import print_tools
 from farmhand.config.loader import find_config, load_config
 from farmhand.messages import Message
@@ -76,7 +76,7 @@ def run(
             else [],
             model_path=model_path,
             load=load_with_progress,
-            progress=True,
+            progress=byte_bar,
             asker=TerminalAsker(err_console),
             jit=jit,
         )

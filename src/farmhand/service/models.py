@@ -208,7 +208,7 @@ async def embed(
     n_ctx = context_size(model) or _embedded_defaults()[0]
 
     def run() -> Embedded:
-        path = ensure_model(model_source(model), progress=False)
+        path = ensure_model(model_source(model))
         return state.files.embedder(path, n_ctx).embed(
             texts, truncate=truncate, normalize=normalize
         )
