@@ -148,7 +148,7 @@ def main() -> None:
     if unknown:
         parser.error(f"unknown variants {unknown}; known: {', '.join(VARIANTS)}")
     suite = load_suite(args.suite).select(args.category, args.limit)
-    llama = load_llama(ensure_model(args.model, progress=False))
+    llama = load_llama(ensure_model(args.model))
     summaries = [_measure(name, VARIANTS[name](llama), llama, suite) for name in names]
     console = Console()
     console.print(table(suite.name, summaries))

@@ -62,7 +62,7 @@ def _bench(args: argparse.Namespace) -> None:
     from farmhand.models.assemble import ensure_model
     from farmhand.models.catalog import DEFAULT_MODEL
 
-    model = ensure_model(DEFAULT_MODEL, progress=False)
+    model = ensure_model(DEFAULT_MODEL)
     with tempfile.TemporaryDirectory(prefix="farmhand-bench-") as home:
         (Path(home) / "models").symlink_to(model.parent, target_is_directory=True)
         env = {**os.environ, "FARMHAND_HOME": home}
@@ -121,9 +121,7 @@ def _farmhand_job(question: str, seed: int, temperature: float | None) -> dict[s
     from farmhand.toolsets.mcp.known_servers import filesystem_server
 
     config = load_config(find_config(None))
-    session = session_for(
-        config, None, folder_servers=[filesystem_server(Path("examples"))], progress=False
-    )
+    session = session_for(config, None, folder_servers=[filesystem_server(Path("examples"))])
     settings = GenerationSettings(temperature=temperature, seed=seed)
     turns: list[dict[str, Any]] = []
 
@@ -187,7 +185,7 @@ def _raw_job(transcript_file: Path, seed: int) -> dict[str, Any]:
     transcript = json.loads(transcript_file.read_text())
     threads = os.cpu_count() or 1
     llama = Llama(
-        str(ensure_model(DEFAULT_MODEL, progress=False)),
+        str(ensure_model(DEFAULT_MODEL)),
         n_ctx=DEFAULT_N_CTX,
         n_threads=threads,
         n_threads_batch=threads,
