@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from pydantic import Field
@@ -26,6 +27,7 @@ from farmhand.dialects.ollama_common import (
 )
 from farmhand.errors import ConfigError, RequestError
 from farmhand.messages import Message, ToolCall, new_call_id
+from farmhand.runtime.events import LoopFinished
 from farmhand.service.chat import ChatRequest
 from farmhand.service.mcp_servers import parse_mcp_servers
 from farmhand.service.tasks import MAX_TASK_ID_LENGTH, iso_time
@@ -196,3 +198,79 @@ def loaded_line(model: str, reason: str) -> dict[str, Any]:
         "done_reason": reason,
         "done": True,
     }
+
+
+DONE_REASONS = {"stop": "stop", "length": "length", "client_tool_calls": "stop"}
+
+
+class ChatLines:
+    """Ollama's `/api/chat` objects for one chat: a line per piece of text or reasoning,
+    then the final one with Ollama's timings (counted from this object's making, the
+    request's start). `task` gives the fields every object carries (its task's id and
+    status), read as each object is rendered."""
+
+    def __init__(self, body: ChatBody, task: Callable[[], dict[str, Any]]) -> None:
+        self.body = body
+        self.task = task
+        self.started = time.perf_counter_ns()
+        self.first_token: int | None = None
+
+    def text(self, text: str) -> dict[str, Any]:
+        self.mark_first_token()
+        return self._line({"content": text})
+
+    def thinking(self, text: str) -> dict[str, Any]:
+        return self._line({"content": "", "thinking": text})
+
+    def calls(self, calls: Sequence[ToolCall]) -> dict[str, Any]:
+        """The calls the client runs itself, on a line of their own (streamed)."""
+        return self._line({"content": "", "tool_calls": _ollama_calls(calls)})
+
+    def mark_first_token(self) -> None:
+        if self.first_token is None:
+            self.first_token = time.perf_counter_ns()
+
+    def _line(self, message: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "model": self.body.model,
+            "created_at": iso_time(time.time()),
+            "message": {"role": "assistant", **message},
+            "done": False,
+            **self.task(),
+        }
+
+    def final(self, finished: LoopFinished, content: str, thinking: str = "") -> dict[str, Any]:
+        message: dict[str, Any] = {"role": "assistant", "content": content}
+        if thinking:
+            message["thinking"] = thinking
+        if finished.pending_calls and not self.body.stream:
+            message["tool_calls"] = _ollama_calls(finished.pending_calls)
+        now = time.perf_counter_ns()
+        first = self.first_token or now
+        response: dict[str, Any] = {
+            "model": self.body.model,
+            "created_at": iso_time(time.time()),
+            "message": message,
+            "done": True,
+            "done_reason": DONE_REASONS.get(finished.stop_reason, finished.stop_reason),
+            "total_duration": now - self.started,
+            "load_duration": 0,
+            "prompt_eval_count": finished.usage.prompt_tokens,
+            "prompt_eval_duration": first - self.started,
+            "eval_count": finished.usage.completion_tokens,
+            "eval_duration": now - first,
+        }
+        if self.body.include_tool_results:
+            response["tool_results"] = [
+                {
+                    "tool_name": record.call.name,
+                    "arguments": record.call.arguments,
+                    "content": record.result.content,
+                }
+                for record in finished.tool_calls
+            ]
+        return {**response, **self.task()}
+
+
+def _ollama_calls(calls: Sequence[ToolCall]) -> list[dict[str, Any]]:
+    return [{"function": {"name": c.name, "arguments": c.arguments}} for c in calls]

@@ -15,8 +15,7 @@ HTTP error with its own status, one after it an `{"error": ...}` line, as Ollama
 from __future__ import annotations
 
 import importlib.metadata
-import time
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator
 from contextlib import aclosing
 from typing import Any
 
@@ -25,10 +24,15 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from farmhand.config.models import ModelConfig
-from farmhand.dialects.ollama_chat import ChatBody, ToolSearchBody, chat_request, loaded_line
+from farmhand.dialects.ollama_chat import (
+    ChatBody,
+    ChatLines,
+    ToolSearchBody,
+    chat_request,
+    loaded_line,
+)
 from farmhand.dialects.ollama_common import parse_body
 from farmhand.errors import RequestError
-from farmhand.messages import ToolCall
 from farmhand.runtime.events import LoopFinished, ReasoningChunk, TextChunk
 from farmhand.server import ollama_generate_api, ollama_models_api
 from farmhand.server.errors import api_error, error_response
@@ -41,11 +45,10 @@ from farmhand.service.generate import load
 from farmhand.service.mcp_servers import parse_mcp_servers
 from farmhand.service.models import check_options, keep_loaded
 from farmhand.service.state import ServiceState
-from farmhand.service.tasks import TaskStatus, iso_time
+from farmhand.service.tasks import TaskStatus
 from farmhand.service.tool_search import search_tools
 
 DISCONNECTED = "the client disconnected before the answer was complete"
-DONE_REASONS = {"stop": "stop", "length": "length", "client_tool_calls": "stop"}
 
 
 def routes() -> list[BaseRoute]:
@@ -109,7 +112,7 @@ def _check_not_running(state: ServiceState, task_id: str) -> None:
 
 
 class _Run:
-    """One chat as a task: runs the loop and renders its events as Ollama's lines."""
+    """One chat as a task: runs the loop, its events rendered as Ollama's lines."""
 
     def __init__(
         self, state: ServiceState, body: ChatBody, chat: ChatRequest, model: ModelConfig
@@ -118,8 +121,7 @@ class _Run:
         self.store = state.task_store()
         self.task_id = self.store.start(body.task_id, body.model, "ollama").id
         self.status: TaskStatus = "working"
-        self.started = time.perf_counter_ns()
-        self.first_token: int | None = None
+        self.render = ChatLines(body, self._task_fields)
 
     def finish(self, error: str | None = None) -> None:
         if self.status == "working":
@@ -137,7 +139,7 @@ class _Run:
                     if isinstance(event, ReasoningChunk):
                         thinking.append(event.text)
                     elif isinstance(event, TextChunk):
-                        self._mark_first_token()
+                        self.render.mark_first_token()
                     elif isinstance(event, LoopFinished):
                         finished = event
         except Exception as exc:
@@ -148,7 +150,7 @@ class _Run:
         if finished is None:
             return self.error_response(RuntimeError("the tool loop ended without an answer"))
         self.finish()
-        return JSONResponse(self.final(finished, finished.answer, "".join(thinking)))
+        return JSONResponse(self.render.final(finished, finished.answer, "".join(thinking)))
 
     async def lines(self) -> AsyncGenerator[StreamItem, None]:
         """`stream: true`: one object per piece of text, then the final one. The stream
@@ -156,64 +158,17 @@ class _Run:
         async with aclosing(run_chat(self.state, self.chat)) as events:
             async for event in events:
                 if isinstance(event, TextChunk):
-                    self._mark_first_token()
-                    yield self.chunk({"content": event.text})
+                    yield self.render.text(event.text)
                 elif isinstance(event, ReasoningChunk):
-                    yield self.chunk({"content": "", "thinking": event.text})
+                    yield self.render.thinking(event.text)
                 elif isinstance(event, LoopFinished):
                     self.finish()
                     if event.pending_calls:
-                        calls = _ollama_calls(event.pending_calls)
-                        yield self.chunk({"content": "", "tool_calls": calls})
-                    yield self.final(event, "")
-
-    def _mark_first_token(self) -> None:
-        if self.first_token is None:
-            self.first_token = time.perf_counter_ns()
+                        yield self.render.calls(event.pending_calls)
+                    yield self.render.final(event, "")
 
     def _task_fields(self) -> dict[str, Any]:
         return {"task_id": self.task_id, "task_status": self.status}
-
-    def chunk(self, message: dict[str, Any]) -> dict[str, Any]:
-        return {
-            "model": self.body.model,
-            "created_at": iso_time(time.time()),
-            "message": {"role": "assistant", **message},
-            "done": False,
-            **self._task_fields(),
-        }
-
-    def final(self, finished: LoopFinished, content: str, thinking: str = "") -> dict[str, Any]:
-        message: dict[str, Any] = {"role": "assistant", "content": content}
-        if thinking:
-            message["thinking"] = thinking
-        if finished.pending_calls and not self.body.stream:
-            message["tool_calls"] = _ollama_calls(finished.pending_calls)
-        now = time.perf_counter_ns()
-        first = self.first_token or now
-        response: dict[str, Any] = {
-            "model": self.body.model,
-            "created_at": iso_time(time.time()),
-            "message": message,
-            "done": True,
-            "done_reason": DONE_REASONS.get(finished.stop_reason, finished.stop_reason),
-            "total_duration": now - self.started,
-            "load_duration": 0,
-            "prompt_eval_count": finished.usage.prompt_tokens,
-            "prompt_eval_duration": first - self.started,
-            "eval_count": finished.usage.completion_tokens,
-            "eval_duration": now - first,
-        }
-        if self.body.include_tool_results:
-            response["tool_results"] = [
-                {
-                    "tool_name": record.call.name,
-                    "arguments": record.call.arguments,
-                    "content": record.result.content,
-                }
-                for record in finished.tool_calls
-            ]
-        return {**response, **self._task_fields()}
 
     def error_body(self, exc: BaseException) -> tuple[int, dict[str, Any]]:
         error = api_error(exc)
@@ -223,10 +178,6 @@ class _Run:
     def error_response(self, exc: BaseException) -> Response:
         status, body = self.error_body(exc)
         return JSONResponse(body, status_code=status)
-
-
-def _ollama_calls(calls: Sequence[ToolCall]) -> list[dict[str, Any]]:
-    return [{"function": {"name": c.name, "arguments": c.arguments}} for c in calls]
 
 
 # GET /api/tools, POST /api/tools/search
