@@ -41,7 +41,7 @@ from typing import Any, Protocol, runtime_checkable
 from farmhand.errors import ProviderError
 from farmhand.messages import Message, StreamEvent
 from farmhand.providers.base import GenerationSettings, ResponseFormat
-from farmhand.tools.definition import SEPARATOR, ToolDefinition
+from farmhand.tools.definition import ToolDefinition, resolve_tool_name
 from farmhand.tools.schema import map_subschemas, normalize_schema
 
 log = logging.getLogger(__name__)
@@ -148,11 +148,10 @@ def _calls_spec(
 
 
 def find_tool(tools: Sequence[ToolDefinition], name: str) -> ToolDefinition:
-    """The tool `name` means: an exact match, else the one tool it names without `server:`."""
-    exact = [t for t in tools if t.name == name]
-    suffixed = [t for t in tools if t.name.endswith(SEPARATOR + name)]
-    if exact or len(suffixed) == 1:
-        return (exact or suffixed)[0]
+    """The tool `name` means (`resolve_tool_name`)."""
+    resolved = resolve_tool_name(name, [t.name for t in tools])
+    if resolved is not None:
+        return next(t for t in tools if t.name == resolved)
     offered = ", ".join(t.name for t in tools)
     raise ProviderError(
         f"tool_choice names {name!r}, which is not one of the tools offered this turn"

@@ -8,7 +8,7 @@ from typing import NamedTuple
 
 from farmhand.errors import ToolError
 from farmhand.messages import Message, ToolCall, ToolResult
-from farmhand.tools.definition import SEPARATOR, ToolDefinition
+from farmhand.tools.definition import SEPARATOR, ToolDefinition, resolve_tool_name
 from farmhand.tools.schema import normalize_schema, validate_arguments
 from farmhand.toolsets.base import ConversationAware, Toolset
 
@@ -21,15 +21,6 @@ class Outcome(NamedTuple):
     full: ToolResult
     offers_tools: bool = False
     """The tool only made other tools available (`ToolOutput.offers_tools`)."""
-
-
-def resolve_tool_name(name: str, known: Sequence[str]) -> str | None:
-    """The tool `name` means: exact, or unique once the `server:` prefix is dropped (small
-    models, and people, often leave it out)."""
-    if name in known:
-        return name
-    matches = [k for k in known if k.split(SEPARATOR, 1)[-1] == name]
-    return matches[0] if len(matches) == 1 else None
 
 
 class ToolRouter:

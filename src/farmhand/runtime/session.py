@@ -14,9 +14,9 @@ from farmhand.errors import UnknownToolError
 from farmhand.messages import Message
 from farmhand.providers.base import Provider
 from farmhand.providers.factory import ByteProgress, LlamaLoader, provider_for
-from farmhand.runtime.executor import ToolRouter, resolve_tool_name
+from farmhand.runtime.executor import ToolRouter
 from farmhand.tools.choice import ToolChoice
-from farmhand.tools.definition import ToolDefinition
+from farmhand.tools.definition import ToolDefinition, resolve_tool_name
 from farmhand.toolsets.base import Toolset
 from farmhand.toolsets.mcp.client import MCPToolset
 from farmhand.toolsets.mcp.discovery import DiscoveryToolset, ServerSource

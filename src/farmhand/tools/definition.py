@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,3 +48,13 @@ class ToolDefinition:
             parameters=fn.get("parameters") or dict(EMPTY_OBJECT_SCHEMA),
             strict=fn["strict"] if isinstance(fn.get("strict"), bool) else None,
         )
+
+
+def resolve_tool_name(name: str, known: Sequence[str]) -> str | None:
+    """The tool `name` means: exact, or unique once the `server:` prefix is dropped (small
+    models, and people, often leave it out). The one rule for the router, the tool_choice
+    check and the grammar a forced call is sampled under."""
+    if name in known:
+        return name
+    matches = [k for k in known if k.split(SEPARATOR, 1)[-1] == name]
+    return matches[0] if len(matches) == 1 else None
