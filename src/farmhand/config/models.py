@@ -31,6 +31,8 @@ DEFAULT_MODEL_NAME = DEFAULT_MODEL
 
 ProviderName = Literal["llamacpp", "openai", "ollama", "anthropic", "universal"]
 Transport = Literal["stdio", "http", "sse"]
+TRANSPORT_ALIASES: dict[str, Transport] = {"streamable-http": "http"}
+"""Other names people write for a transport (Ollama's MCP config says streamable-http)."""
 ApprovalPolicy = Literal["never", "destructive", "always"]
 KeyPath = tuple[str | int, ...]
 
@@ -71,7 +73,13 @@ def _confined(path: Path, allowed: tuple[Path, ...]) -> None:
         raise ConfigError(f"{path}: {outside_folders_message(allowed)}")
 
 
-class _Strict(BaseModel):
+def transport_named(value: Any) -> Any:
+    """The transport `value` names, aliases read (`TRANSPORT_ALIASES`); anything else as is,
+    for the field's own check to refuse."""
+    return TRANSPORT_ALIASES.get(value, value) if isinstance(value, str) else value
+
+
+class Strict(BaseModel):
     # Attribute docstrings become field descriptions; numbers written where text is expected
     # (args: [8080], env: {PORT: 8080}) are taken as the text the user meant.
     model_config = ConfigDict(
@@ -82,7 +90,7 @@ class _Strict(BaseModel):
     )
 
 
-class McpServerConfig(_Strict):
+class McpServerConfig(Strict):
     """One MCP server that models may use tools from."""
 
     name: str = Field(min_length=1)
@@ -111,6 +119,11 @@ class McpServerConfig(_Strict):
     and `run` ask in the terminal, the HTTP API pauses and asks its client; where no one
     can answer, the call is not run and the model is told so."""
 
+    @field_validator("transport", mode="before")
+    @classmethod
+    def _transport_alias(cls, value: Any) -> Any:
+        return transport_named(value)
+
     @model_validator(mode="after")
     def _transport_needs(self) -> Self:
         if self.transport == "stdio" and not self.command:
@@ -132,14 +145,14 @@ class McpServerConfig(_Strict):
         return self
 
 
-class McpConfig(_Strict):
+class McpConfig(Strict):
     """The Model Context Protocol client section."""
 
     servers: list[McpServerConfig] = []
     """MCP servers available to the project."""
 
 
-class InlineToolConfig(_Strict):
+class InlineToolConfig(Strict):
     """A tool declared in the config; calls to it are returned to the client to run."""
 
     type: Literal["function"] = "function"
@@ -176,7 +189,7 @@ class InlineToolConfig(_Strict):
         return ToolDefinition(self.name, self.description, dict(self.parameters))
 
 
-class PromptMessage(_Strict):
+class PromptMessage(Strict):
     """One message of a named prompt."""
 
     role: Literal["system", "user", "assistant"]
@@ -185,7 +198,7 @@ class PromptMessage(_Strict):
     """The text."""
 
 
-class PromptConfig(_Strict):
+class PromptConfig(Strict):
     """A named list of messages that models can include by name."""
 
     name: str = Field(min_length=1)
@@ -194,7 +207,7 @@ class PromptConfig(_Strict):
     """The messages, in order."""
 
 
-class ModelConfig(_Strict):
+class ModelConfig(Strict):
     """One model farmhand can run, with the tools and prompts it gets."""
 
     name: str = Field(min_length=1)
@@ -300,7 +313,7 @@ def embedded_default_model() -> ModelConfig:
     return ModelConfig(name="default", provider="llamacpp", model=DEFAULT_MODEL_NAME)
 
 
-class RuntimeConfig(_Strict):
+class RuntimeConfig(Strict):
     """Models and the limits of the tool loop."""
 
     default_model: str | None = None
@@ -323,7 +336,7 @@ class RuntimeConfig(_Strict):
     """With jit_tools: start every MCP server up front instead of at the first discovery."""
 
 
-class RequestServersConfig(_Strict):
+class RequestServersConfig(Strict):
     """What MCP servers a request (or a project written through the API) may bring along.
     A server the operator defined (`mcp.servers`, the definitions file) may always be named;
     anything else is refused unless allowed here."""
@@ -349,7 +362,7 @@ class RequestServersConfig(_Strict):
     """Seconds an unused request server stays running (configured servers: an hour)."""
 
 
-class ServerConfig(_Strict):
+class ServerConfig(Strict):
     """`farmhand serve` settings."""
 
     api_keys: list[str] = []
@@ -374,7 +387,7 @@ class ServerConfig(_Strict):
     for) waits for the Responses API client's answer before it is declined."""
 
 
-class LlamaServerConfig(_Strict):
+class LlamaServerConfig(Strict):
     """llama.cpp's llama-server, driven by the llama_* MCP tools on farmhand serve's /mcp
     (and `farmhand mcp serve`); the section's presence turns the tools on."""
 
@@ -396,7 +409,7 @@ class LlamaServerConfig(_Strict):
         return value
 
 
-class FarmhandConfig(_Strict):
+class FarmhandConfig(Strict):
     """A whole farmhand.yaml (or llamafarm.yaml)."""
 
     version: str = "v1"

@@ -13,16 +13,16 @@ config file setting only).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, get_args
 
 from pydantic import ValidationError
 
-from farmhand.config.models import McpServerConfig
+from farmhand.config.models import TRANSPORT_ALIASES, McpServerConfig, Transport, transport_named
 from farmhand.errors import RequestError
 from farmhand.toolsets.mcp.policy import ServerRequest
 
 FIELDS = ("name", "transport", "command", "args", "env", "url", "base_url", "headers")
-TRANSPORTS = {"stdio": "stdio", "http": "http", "streamable-http": "http", "sse": "sse"}
+TRANSPORTS = (*get_args(Transport), *TRANSPORT_ALIASES)
 
 
 def parse_mcp_servers(value: object, param: str = "mcp_servers") -> list[ServerRequest]:
@@ -79,7 +79,7 @@ def _server(item: object, where: str) -> ServerRequest:
             f"{where}.transport is {transport!r}; use one of {', '.join(TRANSPORTS)}",
             param="mcp_servers",
         )
-    data["transport"] = TRANSPORTS[transport]
+    data["transport"] = transport_named(transport)
     try:
         server = McpServerConfig.model_validate(data)
     except ValidationError as exc:

@@ -24,9 +24,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
-from farmhand.config.models import McpServerConfig, Transport, format_path
+from farmhand.config.models import (
+    McpServerConfig,
+    Strict,
+    Transport,
+    format_path,
+    transport_named,
+)
 from farmhand.errors import ConfigError, ToolServerError
 from farmhand.toolsets.mcp.known_servers import (
     FILESYSTEM_BIN,
@@ -38,11 +44,7 @@ ENV_VAR = "FARMHAND_MCP_SERVERS"
 AutoEnable = Literal["never", "always", "with_path", "if_match"]
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", coerce_numbers_to_str=True)
-
-
-class EnableIf(_Strict):
+class EnableIf(Strict):
     """Conditions for `auto_enable: if_match`; all that are set must hold."""
 
     file_exists: str | None = None
@@ -51,22 +53,22 @@ class EnableIf(_Strict):
     """An environment variable that must be set and non-empty."""
 
 
-class ServerDefinition(_Strict):
+class ServerDefinition(Strict):
     """One server farmhand knows how to start, and when to start it on its own."""
 
     name: str
     description: str = ""
     command: str | None = None
-    args: list[str] = []
-    env: dict[str, str] = {}
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
     transport: Transport = "stdio"
     url: str | None = None
-    headers: dict[str, str] = {}
+    headers: dict[str, str] = Field(default_factory=dict)
     requires_path: bool = False
     """The --tools path is inserted into `args` at `path_arg_index`."""
     path_arg_index: int = -1
     """Where the path goes in `args`; -1 appends it."""
-    capabilities: list[str] = []
+    capabilities: list[str] = Field(default_factory=list)
     auto_enable: AutoEnable = "never"
     enable_if: EnableIf = EnableIf()
     install_hint: str = ""
@@ -75,7 +77,7 @@ class ServerDefinition(_Strict):
     @field_validator("transport", mode="before")
     @classmethod
     def _transport_alias(cls, value: Any) -> Any:
-        return "http" if value == "streamable-http" else value  # Ollama's name for it
+        return transport_named(value)
 
     @model_validator(mode="after")
     def _transport_needs(self) -> Self:
