@@ -111,6 +111,15 @@ def test_output_cut_off_inside_a_call_is_a_call_with_an_error() -> None:
     assert "cut off" in got["error"] and '{"a":' in got["error"]
 
 
+@pytest.mark.parametrize("after", ["", "  \n"])
+def test_output_cut_off_after_the_name_line_still_ends_the_call(after: str) -> None:
+    # Found by test_properties: the call was announced (its name streamed) and never ended.
+    text = "<｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n" + after
+    [got] = parse(text, list(text))["tool_calls"]
+    assert got["name"] == "f" and got["arguments"] == {}
+    assert "cut off" in got["error"]
+
+
 @pytest.mark.parametrize("args", ["{a: 1}", "not json", '["a"]'])
 def test_unreadable_arguments_are_a_call_with_an_error(args: str) -> None:
     message = parse(BEGIN + call("f", args) + END + "after")

@@ -124,8 +124,8 @@ class DeepSeekR1Parser(CursorParser):
 
     def _in_fence(self, final: bool) -> bool:
         """The ```json line that opens the arguments, if written."""
-        if not self._skip_whitespace():
-            return False
+        if not self._skip_whitespace() and not final:
+            return False  # (at the end, the arguments' reader says the call was cut off)
         if self._starts(FENCE):
             word = self._at + len(FENCE)
             limit = min(len(self.buf), self._at + HEAD_LIMIT)
