@@ -17,7 +17,7 @@ from typing import Any, get_args
 
 from pydantic import ValidationError
 
-from farmhand.config.models import TRANSPORT_ALIASES, McpServerConfig, Transport, transport_named
+from farmhand.config.models import TRANSPORT_ALIASES, McpServerConfig, Transport
 from farmhand.errors import RequestError
 from farmhand.toolsets.mcp.policy import ServerRequest
 
@@ -79,7 +79,7 @@ def _server(item: object, where: str) -> ServerRequest:
             f"{where}.transport is {transport!r}; use one of {', '.join(TRANSPORTS)}",
             param="mcp_servers",
         )
-    data["transport"] = transport_named(transport)
+    data["transport"] = transport  # an alias is read by McpServerConfig itself
     try:
         server = McpServerConfig.model_validate(data)
     except ValidationError as exc:
