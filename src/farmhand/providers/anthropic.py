@@ -23,12 +23,15 @@ from farmhand.messages import (
     ReasoningDelta,
     StreamEvent,
     TextDelta,
-    ToolCall,
     ToolCallEvent,
     Usage,
-    new_call_id,
 )
-from farmhand.providers.backend_errors import clip, status_message, transport_message
+from farmhand.providers.backend_errors import (
+    backend_call,
+    clip,
+    status_message,
+    transport_message,
+)
 from farmhand.providers.backend_http import BackendHTTP, Timeouts, TransportError
 from farmhand.providers.base import GenerationSettings
 from farmhand.providers.names import ToolNameMap
@@ -47,8 +50,12 @@ MAX_CONNECT_TIMEOUT = 30.0
 
 # Anthropic's stop reasons, as farmhand's Finish reasons; refusal, pause_turn and anything
 # newer end the turn as "stop".
-_REASONS = {"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "length"}
-_REASONS["tool_use"] = "tool_calls"
+_REASONS = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "max_tokens": "length",
+    "tool_use": "tool_calls",
+}
 
 
 class AnthropicProvider:
@@ -88,14 +95,11 @@ class AnthropicProvider:
                 " format); describe the shape in the prompt instead",
                 param="response_format",
             )
-        system, turns = conversation(messages, names)
+        offered = tools if settings.tool_choice.mode != "none" else []
         body: dict[str, Any] = dict(self.extra_params)
-        body.update(model=self.model, messages=turns, stream=settings.stream)
+        body.update(self._prompt(messages, offered, names), stream=settings.stream)
         body["max_tokens"] = settings.max_tokens or body.get("max_tokens") or DEFAULT_MAX_TOKENS
-        if system:
-            body["system"] = system
-        if tools and settings.tool_choice.mode != "none":
-            body["tools"] = _tools(tools, names)
+        if offered:
             body["tool_choice"] = tool_choice(
                 settings.tool_choice, names, parallel=settings.parallel_tool_calls
             )
@@ -145,13 +149,7 @@ class AnthropicProvider:
         self, messages: Sequence[Message], tools: Sequence[ToolDefinition]
     ) -> int:
         """Anthropic's own count (`POST /messages/count_tokens`) of this prompt."""
-        names = ToolNameMap.for_turn(messages, tools)
-        system, turns = conversation(messages, names)
-        body: dict[str, Any] = {"model": self.model, "messages": turns}
-        if system:
-            body["system"] = system
-        if tools:
-            body["tools"] = _tools(tools, names)
+        body = self._prompt(messages, tools, ToolNameMap.for_turn(messages, tools))
         url = f"{self.url}/count_tokens"
         try:
             async with self._http.post(url, body, self._headers()) as answer:
@@ -164,6 +162,19 @@ class AnthropicProvider:
         if not isinstance(count, int):
             raise ProviderError(f"{url} answered without input_tokens: {clip(content.decode())!r}")
         return count
+
+    def _prompt(
+        self, messages: Sequence[Message], tools: Sequence[ToolDefinition], names: ToolNameMap
+    ) -> dict[str, Any]:
+        """What a turn and a token count both send: the model, the system text, the
+        messages and the tools."""
+        system, turns = conversation(messages, names)
+        body: dict[str, Any] = {"model": self.model, "messages": turns}
+        if system:
+            body["system"] = system
+        if tools:
+            body["tools"] = _tools(tools, names)
+        return body
 
     def _headers(self) -> dict[str, str]:
         headers = {"anthropic-version": API_VERSION, "Accept": "text/event-stream"}
@@ -327,7 +338,7 @@ class _Turn:
         elif kind == "content_block_stop":
             block = self.blocks.get(data.get("index", -1))
             if block is not None and block.kind == "tool_use":
-                return [self._call(block.id, block.name, "".join(block.pieces) or "{}")]
+                return [self._call(block.id, block.name, "".join(block.pieces))]
         elif kind == "message_delta":
             delta = data.get("delta") or {}
             self.reason = delta.get("stop_reason") or self.reason
@@ -351,21 +362,9 @@ class _Turn:
             self.blocks[index].pieces.append(str(delta.get("partial_json") or ""))
         return []
 
-    def _call(self, call_id: str, name: str, arguments: str | dict[str, Any]) -> ToolCallEvent:
+    def _call(self, call_id: str, name: str, arguments: object) -> ToolCallEvent:
         self.calls += 1
-        call_id = call_id or new_call_id()
-        name = self.names.from_provider(name)
-        if isinstance(arguments, str):
-            try:
-                parsed = json.loads(arguments)
-            except ValueError as exc:
-                error = f"the arguments of {name} are not valid JSON ({exc}): {clip(arguments)!r}"
-                return ToolCallEvent(ToolCall(name, {}, call_id, parse_error=error))
-            arguments = parsed
-        if not isinstance(arguments, dict):
-            error = f"the arguments of {name} must be a JSON object: {clip(str(arguments))!r}"
-            return ToolCallEvent(ToolCall(name, {}, call_id, parse_error=error))
-        return ToolCallEvent(ToolCall(name, arguments, call_id))
+        return ToolCallEvent(backend_call(self.names.from_provider(name), arguments, call_id))
 
     def _count(self, usage: object) -> None:
         if isinstance(usage, dict):
@@ -385,9 +384,8 @@ class _Turn:
                 events.append(ReasoningDelta(block["thinking"]))
             elif kind == "tool_use":
                 arguments = block.get("input") or {}
-                events.append(
-                    self._call(str(block.get("id") or ""), str(block.get("name")), arguments)
-                )
+                call_id, name = str(block.get("id") or ""), str(block.get("name") or "")
+                events.append(self._call(call_id, name, arguments))
         self.started = True
         self.reason = message.get("stop_reason")
         self.stop_sequence = message.get("stop_sequence")

@@ -1,11 +1,13 @@
 """What a remote backend's failures say to the user, worded once for every HTTP provider
 (OpenAI-compatible servers, Anthropic): an HTTP error status with the server's own
-message, and a transport failure with the setting to change."""
+message, a transport failure with the setting to change, and a tool call whose arguments
+cannot be read (`backend_call`)."""
 
 from __future__ import annotations
 
 import json
 
+from farmhand.messages import ToolCall, new_call_id
 from farmhand.providers.backend_http import Timeouts, TransportError
 
 SHOWN = 200
@@ -71,3 +73,31 @@ def transport_message(
     if exc.kind == "broke_off":
         return f"the connection to {url} broke off during the response ({detail})"
     return f"request to {url} failed: {detail}"
+
+
+_KINDS = {list: "an array", str: "a string", bool: "a boolean", int: "a number", float: "a number"}
+
+
+def backend_call(name: str, arguments: object, call_id: str = "") -> ToolCall:
+    """A call as a backend sent it: `arguments` as JSON text (OpenAI's, Anthropic's streamed
+    `partial_json`) or as the value itself (Anthropic's `input`). What cannot be read is a
+    call with `parse_error` set, which the loop sends back to the model."""
+    call_id = call_id or new_call_id()
+    text = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
+    if not name:
+        error = f"the tool call has no name (arguments: {clip(text)!r})"
+        return ToolCall(name="", arguments={}, id=call_id, parse_error=error)
+    if isinstance(arguments, str):
+        if not arguments.strip():  # llama-server and others send "" for a call without any
+            return ToolCall(name=name, arguments={}, id=call_id)
+        try:
+            arguments = json.loads(arguments)
+        except json.JSONDecodeError as exc:
+            problem = f"are not valid JSON ({exc.msg} at character {exc.pos})"
+            error = f"the arguments of {name} {problem}: {clip(text, 500)!r}"
+            return ToolCall(name=name, arguments={}, id=call_id, parse_error=error)
+    if isinstance(arguments, dict):
+        return ToolCall(name=name, arguments=arguments, id=call_id)
+    problem = f"must be a JSON object, not {_KINDS.get(type(arguments), 'null')}"
+    error = f"the arguments of {name} {problem}: {clip(text, 500)!r}"
+    return ToolCall(name=name, arguments={}, id=call_id, parse_error=error)

@@ -24,9 +24,13 @@ from farmhand.messages import (
     ToolCall,
     ToolCallEvent,
     Usage,
-    new_call_id,
 )
-from farmhand.providers.backend_errors import clip, status_message, transport_message
+from farmhand.providers.backend_errors import (
+    backend_call,
+    clip,
+    status_message,
+    transport_message,
+)
 from farmhand.providers.backend_http import Answer, BackendHTTP, Timeouts, TransportError
 from farmhand.providers.base import GenerationSettings, ResponseFormat
 from farmhand.providers.names import ToolNameMap
@@ -257,9 +261,6 @@ _REASONS = {"stop": "stop", "length": "length", "tool_calls": "tool_calls"}
 _REASONS["function_call"] = "tool_calls"  # the pre-tools name of the same thing
 
 
-_KINDS = {list: "an array", str: "a string", bool: "a boolean", int: "a number", float: "a number"}
-
-
 @dataclass
 class _PartialCall:
     id: str = ""
@@ -267,24 +268,7 @@ class _PartialCall:
     arguments: list[str] = field(default_factory=list)
 
     def build(self, names: ToolNameMap) -> ToolCall:
-        name = names.from_provider(self.name)
-        call_id = self.id or new_call_id()
-        text = "".join(self.arguments)
-        if not name:
-            error = f"the tool call has no name (arguments: {clip(text)!r})"
-            return ToolCall(name="", arguments={}, id=call_id, parse_error=error)
-        if not text.strip():  # llama-server and others send "" for a call without arguments
-            return ToolCall(name=name, arguments={}, id=call_id)
-        try:
-            arguments = json.loads(text)
-        except json.JSONDecodeError as exc:
-            problem = f"are not valid JSON ({exc.msg} at character {exc.pos})"
-        else:
-            if isinstance(arguments, dict):
-                return ToolCall(name=name, arguments=arguments, id=call_id)
-            problem = f"must be a JSON object, not {_KINDS.get(type(arguments), 'null')}"
-        error = f"the arguments of {name} {problem}: {clip(text, 500)!r}"
-        return ToolCall(name=name, arguments={}, id=call_id, parse_error=error)
+        return backend_call(names.from_provider(self.name), "".join(self.arguments), self.id)
 
 
 class _Turn:
