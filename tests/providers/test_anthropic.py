@@ -267,6 +267,20 @@ async def test_arguments_that_are_not_json_become_the_calls_parse_error() -> Non
     assert call.parse_error is not None and "not valid JSON" in call.parse_error
 
 
+async def test_a_whole_answers_call_without_a_name_is_a_parse_error() -> None:
+    message = {
+        "type": "message",
+        "content": [{"type": "tool_use", "id": "toolu_4", "input": {"item": "rye"}}],
+        "stop_reason": "tool_use",
+        "usage": {"input_tokens": 1, "output_tokens": 1},
+    }
+    server = Server(json.dumps(message).encode(), kind="application/json")
+    events = await run(anthropic(server), settings=GenerationSettings(stream=False))
+    call = next(e.call for e in events if isinstance(e, ToolCallEvent))
+    assert (call.name, call.arguments, call.id) == ("", {}, "toolu_4")
+    assert call.parse_error is not None and "has no name" in call.parse_error
+
+
 async def test_errors_say_what_the_server_said_and_what_to_check() -> None:
     refusal = {
         "type": "error",
