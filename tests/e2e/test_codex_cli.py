@@ -31,14 +31,9 @@ from farmhand.tools.definition import ToolDefinition
 pytestmark = pytest.mark.e2e
 
 ROOT = Path(__file__).parents[2]
-CODEX = next(
-    (
-        path
-        for path in (ROOT / "node_modules/.bin/codex", Path("/work/main/node_modules/.bin/codex"))
-        if path.exists()
-    ),
-    None,
-) or shutil.which("codex")
+CODEX = next((p for p in [ROOT / "node_modules/.bin/codex"] if p.exists()), None) or shutil.which(
+    "codex"
+)
 COMMAND = "echo farmhand-$((6*7))"
 ANSWER = "The command printed farmhand-42."
 CONFIG = """model = "{model}"

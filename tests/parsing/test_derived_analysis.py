@@ -1,6 +1,6 @@
 """The template analysis: the shape and markers found by diffing a template's renders.
 
-Real templates from llama.cpp's corpus (../shared/corpora/llamacpp/templates/autoparser)
+Real templates from llama.cpp's corpus (tests/corpora/llamacpp/templates/autoparser)
 and invented ones (derived_templates) of each shape; the markers asserted are the ones each
 template writes.
 """

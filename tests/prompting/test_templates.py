@@ -10,8 +10,9 @@ from farmhand.errors import ModelError
 from farmhand.messages import Message, ToolCall, ToolResult
 from farmhand.prompting.templates import render_chat_template
 from farmhand.tools.definition import ToolDefinition
+from tests.support.corpus import CORPUS
 
-TEMPLATES = Path(__file__).parents[3] / "shared" / "corpora" / "llamacpp" / "templates"
+TEMPLATES = CORPUS / "templates"
 QWEN = TEMPLATES / "Qwen-Qwen2.5-7B-Instruct.jinja"
 
 LIST = ToolDefinition(

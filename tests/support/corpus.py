@@ -1,4 +1,4 @@
-"""llama.cpp's own tool-call parser cases (../shared/corpora/llamacpp), read in place."""
+"""llama.cpp's own tool-call parser cases (tests/corpora/llamacpp, see its NOTICE)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ from farmhand.messages import StreamEvent
 from farmhand.parsing.base import ParsedMessage, ParserOptions
 from farmhand.parsing.registry import FAMILIES, detect_family, parser_for
 
-CORPUS = Path(__file__).parents[3] / "shared" / "corpora" / "llamacpp"
+CORPORA = Path(__file__).parents[1] / "corpora"
+CORPUS = CORPORA / "llamacpp"
 
 
 @dataclass(frozen=True)

@@ -22,8 +22,9 @@ from farmhand.tools.formats.anthropic import tool_choice_to_anthropic, tools_to_
 from farmhand.tools.formats.bedrock import tool_choice_to_bedrock, tools_to_bedrock
 from farmhand.tools.formats.detect import convert_tool_choice, convert_tools
 from farmhand.tools.formats.google import tool_choice_to_google, tools_to_google
+from tests.support.corpus import CORPORA
 
-CORPUS = Path(__file__).parents[3] / "shared" / "corpora" / "promptfoo" / "cases.jsonl"
+CORPUS = CORPORA / "promptfoo" / "cases.jsonl"
 UNDEFINED = "__undefined__"  # the corpus's spelling of JavaScript's undefined
 
 # promptfoo's function name -> ours.
