@@ -7,6 +7,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from tests.support.corpus import CORPORA
 
 from farmhand.config import (
     CONFIG_FILENAME,
@@ -17,7 +18,6 @@ from farmhand.config import (
     parse_config,
 )
 from farmhand.errors import ConfigError
-from tests.support.corpus import CORPORA
 
 # The yaml blocks of LlamaFarm's "Tool Calling" page, with their headings (see its NOTICE).
 SEED = CORPORA / "llamafarm" / "tool-calling.md"

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from tests.support.corpus import CORPUS
 
 from farmhand.errors import ModelError
 from farmhand.messages import Message, ToolCall, ToolResult
 from farmhand.prompting.templates import render_chat_template
 from farmhand.tools.definition import ToolDefinition
-from tests.support.corpus import CORPUS
 
 TEMPLATES = CORPUS / "templates"
 QWEN = TEMPLATES / "Qwen-Qwen2.5-7B-Instruct.jinja"

@@ -11,10 +11,10 @@ import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.corpus import CORPORA
 
 from farmhand.errors import ConfigError
 from farmhand.tools.formats import is_openai_tool_array, is_openai_tool_choice
@@ -22,7 +22,6 @@ from farmhand.tools.formats.anthropic import tool_choice_to_anthropic, tools_to_
 from farmhand.tools.formats.bedrock import tool_choice_to_bedrock, tools_to_bedrock
 from farmhand.tools.formats.detect import convert_tool_choice, convert_tools
 from farmhand.tools.formats.google import tool_choice_to_google, tools_to_google
-from tests.support.corpus import CORPORA
 
 CORPUS = CORPORA / "promptfoo" / "cases.jsonl"
 UNDEFINED = "__undefined__"  # the corpus's spelling of JavaScript's undefined
