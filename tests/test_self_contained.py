@@ -65,13 +65,13 @@ def climbed_to(expr: ast.expr, here: Path) -> Path | None:
 
 def climbs_out(path: Path) -> list[str]:
     """`file:line` for every path built from `__file__` that lands outside the checkout."""
-    found = []
+    found: dict[int, str] = {}  # one per line: the outermost expression is walked first
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.expr):
+        if isinstance(node, ast.expr) and node.lineno not in found:
             target = climbed_to(node, path)
             if target is not None and not target.is_relative_to(ROOT):
-                found.append(f"{path.relative_to(ROOT)}:{node.lineno}: {target}")
-    return found
+                found[node.lineno] = f"{path.relative_to(ROOT)}:{node.lineno}: {target}"
+    return list(found.values())
 
 
 def test_no_file_names_a_path_outside_the_checkout() -> None:
