@@ -140,6 +140,9 @@ def check_yaml_shape(text: str, source: str, *, max_depth: int, outside: bool) -
     no anchors or aliases and no tags beyond JSON's types (`!!binary`, `!!set`, ...). Read
     as a stream of events (no recursion), which stops at the first problem, a syntax error
     included."""
+    deep = _deep_flow_line(text, max_depth)
+    if deep is not None:
+        raise _too_deep(source, deep, max_depth)
     depth = 0
     try:
         for event in yaml.parse(text, Loader=yaml.SafeLoader):
@@ -147,10 +150,7 @@ def check_yaml_shape(text: str, source: str, *, max_depth: int, outside: bool) -
             if isinstance(event, yaml.CollectionStartEvent):
                 depth += 1
                 if depth > max_depth:
-                    raise ConfigError(
-                        f"{source}:{line}: lists and mappings are nested more than"
-                        f" {max_depth} deep (server.max_config_depth); flatten the config"
-                    )
+                    raise _too_deep(source, line, max_depth)
             elif isinstance(event, yaml.CollectionEndEvent):
                 depth -= 1
             if not outside:
@@ -171,6 +171,50 @@ def check_yaml_shape(text: str, source: str, *, max_depth: int, outside: bool) -
         raise ConfigError(_yaml_message(source, exc)) from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"{source}: invalid YAML: {exc}") from None
+
+
+def _too_deep(source: str, line: int, max_depth: int) -> ConfigError:
+    return ConfigError(
+        f"{source}:{line}: lists and mappings are nested more than {max_depth} deep"
+        " (server.max_config_depth); flatten the config"
+    )
+
+
+def _deep_flow_line(text: str, max_depth: int) -> int | None:
+    """The line where `[` and `{` open more than `max_depth` deep, read from the text itself
+    (outside quotes and comments): YAML's scanner looks ahead across every open flow
+    bracket before it yields an event, which takes seconds for a few thousand."""
+    depth, line, quote, last = 0, 1, "", "\n"
+    escaped = False
+    for char in text:
+        if quote:
+            if char == "\n":
+                line += 1
+                if quote == "\n":
+                    quote, last = "", "\n"
+            elif escaped:
+                escaped = False
+            elif char == "\\" and quote == '"':
+                escaped = True
+            elif char == quote:
+                quote = ""
+            continue
+        if char == "\n":
+            line, last = line + 1, "\n"
+            continue
+        if char == "#" and last in " \n":
+            quote = "\n"  # a comment: skipped to the line's end
+            continue
+        if char in "\"'" and (depth or last in ":-\n "):
+            quote = char
+        elif char in "[{" and (depth or last in ":-\n "):
+            depth += 1
+            if depth > max_depth:
+                return line
+        elif char in "]}" and depth:
+            depth -= 1
+        last = char
+    return None
 
 
 JSON_TAGS = frozenset(

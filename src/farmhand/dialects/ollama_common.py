@@ -22,6 +22,7 @@ from farmhand.errors import RequestError
 from farmhand.providers.base import GenerationSettings, ResponseFormat
 
 FOREVER = math.inf
+A_CENTURY = 100 * 365 * 24 * 3600.0
 _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)")
 _UNIT_SECONDS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1, "m": 60, "h": 3600}
 
@@ -110,7 +111,8 @@ def keep_alive_seconds(value: object) -> float | None:
         seconds = _duration(value.strip())
     else:
         raise _bad_keep_alive(value)
-    return FOREVER if seconds < 0 else seconds
+    # Past a century is for good: a later time than that has no date to show (/api/ps).
+    return FOREVER if seconds < 0 or seconds > A_CENTURY else seconds
 
 
 def _duration(text: str) -> float:
