@@ -39,7 +39,12 @@ class ModelError(FarmhandError):
 
 
 class ProviderError(FarmhandError):
-    """A model backend failed or refused the request."""
+    """A model backend failed or refused the request. `brief` says so in a few fixed words,
+    with nothing the backend wrote (what a client is told about a backend it chose)."""
+
+    def __init__(self, message: str, *, brief: str = "") -> None:
+        super().__init__(message)
+        self.brief = brief or "the model's backend failed; the server's log has the details"
 
 
 class ToolError(FarmhandError):

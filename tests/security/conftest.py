@@ -32,6 +32,39 @@ JSON_ROUTES: dict[str, dict[str, Any]] = {
 }
 
 
+# Shapes a client may send that once broke the server (issue 25), for the fuzz runs: numbers
+# too large for a float or a 64-bit integer, URLs the parser refuses, YAML tags and dates in
+# configs, templates and lists nested deep.
+HUGE_INTEGERS = [10**400, -(10**400), 2**64, 10**20]
+BAD_URLS = [
+    "http://127.0.0.1:99999/mcp", "http://[::1/mcp", "http://:47415:1/mcp", "ftp://host/x",
+    "http://", "//host/x", "http://127.0.0.1:0/x",
+]  # fmt: skip
+YAML_TEXTS = [
+    "rag: !!binary aGVsbG8=\n", "rag: !!set {a, b}\n", "rag:\n  2024-01-01: 2025-02-03\n",
+    "rag: !!python/object/apply:os.system [id]\n", "rag: " + "[" * 900 + "]" * 900 + "\n",
+    "{}", "{version: v1}", "name: p\n\n",
+]  # fmt: skip
+TEMPLATES = [
+    "{{ if .Prompt }}" * 1500 + "{{ end }}" * 1500, "{{.Prompt}}" * 20_000, "{{ end }}",
+]  # fmt: skip
+NAMES = ["p\n", "p%0A", "..", "a" * 100, "p/q"]
+
+
+def nested_lists(levels: int) -> list[Any]:
+    value: list[Any] = []
+    for _ in range(levels - 1):
+        value = [value]
+    return value
+
+
+HOSTILE_VALUES: list[Any] = [
+    *HUGE_INTEGERS, *BAD_URLS, *YAML_TEXTS, *TEMPLATES, *NAMES,
+    nested_lists(60), {"url": BAD_URLS[0], "name": "x"}, [{"name": "x", "url": BAD_URLS[1]}],
+]  # fmt: skip
+"""Every shape above, as a value to put in any field."""
+
+
 class EchoModel:
     """A model that answers "ok" to anything and remembers every turn it was asked for."""
 

@@ -80,18 +80,20 @@ def test_a_plain_key_is_sent_as_written_and_the_operators_is_not(
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     catcher = Catcher()
-    app = create_app(scripted_config(), home=tmp_path, api_keys=())
-    with LiveServer(catcher.app) as evil, LiveServer(app) as farm:
-        written = httpx.post(
-            farm.url + "/v1/projects/default",
-            json={"name": "p", "config": project(evil.url, "client-key")},
-        )
-        assert written.status_code == 200, written.text
-        chat = httpx.post(
-            farm.url + "/v1/projects/default/p/chat/completions",
-            json={"model": "leak", "messages": [{"role": "user", "content": "hi"}]},
-        )
-        assert chat.status_code == 200, chat.text
+    with LiveServer(catcher.app) as evil:
+        config = scripted_config().model_copy(deep=True)
+        config.server.backend_hosts = [f"127.0.0.1:{evil.port}"]  # the operator allows it
+        with LiveServer(create_app(config, home=tmp_path, api_keys=())) as farm:
+            written = httpx.post(
+                farm.url + "/v1/projects/default",
+                json={"name": "p", "config": project(evil.url, "client-key")},
+            )
+            assert written.status_code == 200, written.text
+            chat = httpx.post(
+                farm.url + "/v1/projects/default/p/chat/completions",
+                json={"model": "leak", "messages": [{"role": "user", "content": "hi"}]},
+            )
+            assert chat.status_code == 200, chat.text
     assert catcher.authorizations == ["Bearer client-key"]
 
 

@@ -1,9 +1,11 @@
 """Property: no body a client sends to a JSON route is a 5xx.
 
 Bodies are drawn both as arbitrary JSON and as each route's own shape with wrong values in
-its fields (the cases a hand-written parser forgets). The app runs under a real uvicorn
-with a model that answers "ok", so over a thousand examples take seconds; MCP servers named
-in bodies are refused by the default policy, so nothing is started.
+its fields (the cases a hand-written parser forgets), among them the shapes of issue 25:
+400-digit integers, URLs the parser refuses, YAML tags and dates, deep nesting. The app
+runs under a real uvicorn with a model that answers "ok", so over a thousand examples take
+seconds; MCP servers named in bodies are refused by the default policy, so nothing is
+started.
 """
 
 from __future__ import annotations
@@ -15,9 +17,18 @@ from typing import Any
 import httpx
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tests.security.conftest import CHAT, JSON_ROUTES, serve
+from tests.security.conftest import CHAT, HOSTILE_VALUES, JSON_ROUTES, serve
 
-scalars = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20)
+# The shapes that once broke the server (huge integers, bad URLs, YAML tags, deep nesting)
+# are drawn as often as any other scalar.
+scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats()
+    | st.text(max_size=20)
+    | st.sampled_from(HOSTILE_VALUES)
+)
 json_values = st.recursive(
     scalars,
     lambda inner: (
@@ -29,6 +40,7 @@ FIELDS = [
     "model", "messages", "stream", "tools", "tool_choice", "temperature", "max_tokens",
     "options", "mcp_servers", "tools_path", "max_tool_rounds", "tool_timeout", "stop", "seed",
     "name", "config", "pattern", "limit", "jit_tools", "task_id", "stream_options", "n",
+    "keep_alive", "template", "prompt", "input", "url", "server_url", "base_url",
 ]  # fmt: skip
 messages = st.lists(
     st.fixed_dictionaries(

@@ -200,7 +200,9 @@ def test_out_of_rounds_the_model_answers_without_the_mcp_tools(
 
 
 def test_an_operator_server_by_label_and_a_label_clash(tmp_path: Any) -> None:
-    pantry = pantry_server()
+    # Named by a request, an operator's server offers only read-only tools unless the
+    # operator trusts it when named (echo is not marked read-only).
+    pantry = pantry_server().model_copy(update={"trust_when_named": True})
     config = scripted_config(pantry)
     config.runtime.models[0].mcp_servers = []  # the model has no servers of its own
     server, relay = start(tmp_path, config)

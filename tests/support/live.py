@@ -30,6 +30,10 @@ def pantry_server(name: str = "pantry") -> McpServerConfig:
     return McpServerConfig(name=name, command=sys.executable, args=[str(PANTRY_SERVER)])
 
 
+SCRIPTED_HOST = "127.0.0.1:9"
+"""Where the scripted models say they are (the discard port: nothing answers there)."""
+
+
 def scripted_config(
     *servers: McpServerConfig,
     models: tuple[str, ...] = ("farm",),
@@ -44,6 +48,8 @@ def scripted_config(
     return FarmhandConfig.model_validate(
         {
             "server": {
+                # Projects written in tests may name the scripted models' address.
+                "backend_hosts": [SCRIPTED_HOST],
                 "allowed_dirs": allowed,
                 "request_servers": {
                     "stdio": bool(allowed),
@@ -59,7 +65,7 @@ def scripted_config(
                         name=name,
                         provider="openai",
                         model="scripted",
-                        base_url="http://127.0.0.1:9",
+                        base_url=f"http://{SCRIPTED_HOST}",
                     ).model_dump(exclude_defaults=True)
                     for name in models
                 ]

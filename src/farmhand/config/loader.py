@@ -5,9 +5,11 @@ problems of a file are reported together.
 
 A config that came from a client (a project written through the API) is read as
 `outside=OutsideRules(...)`: no `${env:...}` at all (however the YAML spells it), no anchors
-or aliases, at most MAX_OUTSIDE_BYTES, and files it names (`file://` tools, `model_path`)
-only inside the operator's allowed folders. Any config stops at MAX_VALUES values, so an
-alias bomb is an error, not a stalled server.
+or aliases, no tags beyond JSON's types, at most MAX_OUTSIDE_BYTES, and files it names
+(`file://` tools, `model_path`, an embedded `model` that is not a catalog name) only inside
+the operator's allowed folders or the model cache. Any config stops at MAX_VALUES values,
+so an alias bomb is an error, not a stalled server, and at `max_depth` levels of nesting,
+checked before the YAML is built.
 """
 
 from __future__ import annotations
@@ -33,12 +35,17 @@ from farmhand.config.models import (
     is_inside,
     outside_folders_message,
 )
-from farmhand.errors import ConfigError
+from farmhand.errors import ConfigError, ModelError
+from farmhand.models.catalog import lookup
+from farmhand.paths import models_dir
 
 CONFIG_FILENAME = "farmhand.yaml"
 MAX_VALUES = 50_000
 """Most values (after aliases expand) a config may hold."""
 MAX_OUTSIDE_BYTES = 256 * 1024
+MAX_DEPTH = 64
+"""Deepest nesting of lists and mappings in a config (`server.max_config_depth` for
+projects)."""
 
 
 @dataclass(frozen=True)
@@ -97,11 +104,14 @@ def parse_config(
     environ: Mapping[str, str] | None = None,
     base_dir: Path | None = None,
     outside: OutsideRules | None = None,
+    max_depth: int = MAX_DEPTH,
 ) -> FarmhandConfig:
     """Validate config text; `source` names it in errors, `base_dir` anchors relative paths,
-    `outside` reads it as a client's (see the module docstring)."""
+    `outside` reads it as a client's (see the module docstring), `max_depth` bounds its
+    nesting."""
     if outside is not None:
-        _check_outside_text(text, source)
+        _check_outside_size(text, source)
+    check_yaml_shape(text, source, max_depth=max_depth, outside=outside is not None)
     reader = _Reader(environ, expand=outside is None)
     data = reader.read_document(text, source)
     issues = list(reader.issues)
@@ -124,23 +134,107 @@ def parse_config(
     raise _error(source, [_relocate(i, reader.lines) for i in issues], reader.lines)
 
 
-def _check_outside_text(text: str, source: str) -> None:
+def check_yaml_shape(text: str, source: str, *, max_depth: int, outside: bool) -> None:
+    """Before the YAML is built: nesting at most `max_depth` deep (composing it recurses,
+    so deeper is a RecursionError, and slow long before that), and for a client's config
+    no anchors or aliases and no tags beyond JSON's types (`!!binary`, `!!set`, ...). Read
+    as a stream of events (no recursion), which stops at the first problem, a syntax error
+    included."""
+    deep = _deep_flow_line(text, max_depth)
+    if deep is not None:
+        raise _too_deep(source, deep, max_depth)
+    depth = 0
+    try:
+        for event in yaml.parse(text, Loader=yaml.SafeLoader):
+            line = event.start_mark.line + 1
+            if isinstance(event, yaml.CollectionStartEvent):
+                depth += 1
+                if depth > max_depth:
+                    raise _too_deep(source, line, max_depth)
+            elif isinstance(event, yaml.CollectionEndEvent):
+                depth -= 1
+            if not outside:
+                continue
+            if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
+                raise ConfigError(
+                    f"{source}:{line}: YAML anchors and aliases (&name, *name) are not accepted"
+                    " in a config written through the API; write the values out"
+                )
+            tag = getattr(event, "tag", None)
+            if tag is not None and tag not in JSON_TAGS and not _implicit(event):
+                raise ConfigError(
+                    f"{source}:{line}: the YAML tag {tag!r} is not accepted in a config"
+                    " written through the API; write plain text, numbers, true/false, lists"
+                    " and mappings"
+                )
+    except yaml.MarkedYAMLError as exc:
+        raise ConfigError(_yaml_message(source, exc)) from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{source}: invalid YAML: {exc}") from None
+
+
+def _too_deep(source: str, line: int, max_depth: int) -> ConfigError:
+    return ConfigError(
+        f"{source}:{line}: lists and mappings are nested more than {max_depth} deep"
+        " (server.max_config_depth); flatten the config"
+    )
+
+
+def _deep_flow_line(text: str, max_depth: int) -> int | None:
+    """The line where `[` and `{` open more than `max_depth` deep, read from the text itself
+    (outside quotes and comments): YAML's scanner looks ahead across every open flow
+    bracket before it yields an event, which takes seconds for a few thousand."""
+    depth, line, quote, last = 0, 1, "", "\n"
+    escaped = False
+    for char in text:
+        if quote:
+            if char == "\n":
+                line += 1
+                if quote == "\n":
+                    quote, last = "", "\n"
+            elif escaped:
+                escaped = False
+            elif char == "\\" and quote == '"':
+                escaped = True
+            elif char == quote:
+                quote = ""
+            continue
+        if char == "\n":
+            line, last = line + 1, "\n"
+            continue
+        if char == "#" and last in " \n":
+            quote = "\n"  # a comment: skipped to the line's end
+            continue
+        if char in "\"'" and (depth or last in ":-\n "):
+            quote = char
+        elif char in "[{" and (depth or last in ":-\n "):
+            depth += 1
+            if depth > max_depth:
+                return line
+        elif char in "]}" and depth:
+            depth -= 1
+        last = char
+    return None
+
+
+JSON_TAGS = frozenset(
+    f"tag:yaml.org,2002:{name}" for name in ("str", "int", "float", "bool", "null", "map", "seq")
+)
+
+
+def _implicit(event: Any) -> bool:
+    """The tag was resolved from the value, not written (`!tag`)."""
+    implicit = getattr(event, "implicit", False)
+    return bool(implicit[0] if isinstance(implicit, tuple) else implicit)
+
+
+def _check_outside_size(text: str, source: str) -> None:
     size = len(text.encode("utf-8", "replace"))
     if size > MAX_OUTSIDE_BYTES:
         raise ConfigError(
             f"{source}: {size} bytes is more than the {MAX_OUTSIDE_BYTES} a config written"
             " through the API may have; send a smaller config"
         )
-    try:
-        for event in yaml.parse(text, Loader=yaml.SafeLoader):
-            if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
-                line = event.start_mark.line + 1
-                raise ConfigError(
-                    f"{source}:{line}: YAML anchors and aliases (&name, *name) are not accepted"
-                    " in a config written through the API; write the values out"
-                )
-    except yaml.YAMLError:
-        return  # read_document reports it, with the line
 
 
 class _Reader:
@@ -366,13 +460,32 @@ def _anchor_paths(config: FarmhandConfig, base_dir: Path | None) -> None:
 
 
 def _unconfined_model_paths(config: FarmhandConfig, allowed: tuple[Path, ...]) -> list[Issue]:
+    """Model files of a client's config outside the allowed folders and the model cache: a
+    `model_path`, or a `model` of the embedded provider that is not a catalog name (it is
+    read as a path). The message is the same whether the file exists or not."""
+    folders = (*allowed, models_dir().resolve())
     issues = []
     for index, model in enumerate(config.runtime.models):
-        if model.model_path and not is_inside(Path(model.model_path), allowed):
-            issues.append(
-                Issue(("runtime", "models", index, "model_path"), outside_folders_message(allowed))
-            )
+        here = ("runtime", "models", index)
+        if model.model_path and not is_inside(Path(model.model_path), folders):
+            issues.append(Issue((*here, "model_path"), outside_folders_message(allowed)))
+        if model.provider == "llamacpp" and model.model and not _catalog_name(model.model):
+            path = Path(model.model).expanduser()
+            if not path.is_absolute() or not is_inside(path, folders):
+                message = (
+                    f"{model.model!r} is not a catalog model (farmhand models lists them);"
+                    f" as a file, {outside_folders_message(allowed)} or the model cache"
+                )
+                issues.append(Issue((*here, "model"), message))
     return issues
+
+
+def _catalog_name(name: str) -> bool:
+    try:
+        lookup(name)
+    except ModelError:
+        return False
+    return True
 
 
 def _relocate(issue: Issue, lines: dict[KeyPath, int]) -> Issue:

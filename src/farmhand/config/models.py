@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal, NamedTuple, Self
+from urllib.parse import urlsplit
 
 import jsonschema
 from pydantic import (
@@ -35,6 +36,9 @@ TRANSPORT_ALIASES: dict[str, Transport] = {"streamable-http": "http"}
 """Other names people write for a transport (Ollama's MCP config says streamable-http)."""
 ApprovalPolicy = Literal["never", "destructive", "always"]
 KeyPath = tuple[str | int, ...]
+DEPTH_CEILING = 200
+"""The most a nesting limit may be raised to: building deeper YAML or templates recurses
+towards Python's own limit."""
 
 
 class Issue(NamedTuple):
@@ -71,6 +75,27 @@ def outside_folders_message(allowed: tuple[Path, ...]) -> str:
 def _confined(path: Path, allowed: tuple[Path, ...]) -> None:
     if not is_inside(path, allowed):
         raise ConfigError(f"{path}: {outside_folders_message(allowed)}")
+
+
+def http_url(value: str, owner: str = "") -> str:
+    """`value` if it is an http:// or https:// URL with a host and a usable port; else a
+    ValueError that says what to fix (the URL parser's own, for `[::1` or port 99999,
+    included). `owner` follows the URL in the message, e.g. " of server 'fs'"."""
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 - reading it checks the port: a number from 0 to 65535
+    except ValueError as exc:
+        raise ValueError(
+            f"base_url {value!r}{owner} is not a valid URL ({exc}); write it like"
+            " http://host:8080/v1"
+        ) from None
+    if parts.scheme not in ("http", "https"):
+        raise ValueError(f"base_url {value!r}{owner} must start with http:// or https://")
+    if not parts.hostname:
+        raise ValueError(
+            f"base_url {value!r}{owner} names no host; write it like http://host:8080/v1"
+        )
+    return value
 
 
 def transport_named(value: Any) -> Any:
@@ -118,6 +143,11 @@ class McpServerConfig(Strict):
     destructiveHint is not false, unannotated tools included); or always. `farmhand chat`
     and `run` ask in the terminal, the HTTP API pauses and asks its client; where no one
     can answer, the call is not run and the model is told so."""
+    trust_when_named: bool = False
+    """When a request names this server in its `mcp_servers` (rather than the model
+    listing it), offer all its tools and leave its processes out of
+    server.request_servers.max_alive; by default it is held to the rules of a request's
+    own servers (read-only tools unless allow_writes, counted in max_alive)."""
 
     @field_validator("transport", mode="before")
     @classmethod
@@ -137,11 +167,7 @@ class McpServerConfig(Strict):
                     f"{self.transport} server {self.name!r} needs a URL;"
                     " add `base_url: https://host/mcp`"
                 )
-            if not self.base_url.startswith(("http://", "https://")):
-                raise ValueError(
-                    f"base_url {self.base_url!r} of server {self.name!r} must start with"
-                    " http:// or https://"
-                )
+            http_url(self.base_url, f" of server {self.name!r}")
         return self
 
 
@@ -289,6 +315,11 @@ class ModelConfig(Strict):
     def _provider_alias(cls, value: Any) -> Any:
         return "llamacpp" if value == "embedded" else value
 
+    @field_validator("base_url")
+    @classmethod
+    def _backend_url(cls, value: str | None) -> str | None:
+        return value if value is None else http_url(value)
+
     @model_validator(mode="after")
     def _model_source(self) -> Self:
         if self.provider == "llamacpp":
@@ -385,6 +416,19 @@ class ServerConfig(Strict):
     question_timeout: float = Field(default=300.0, gt=0)
     """Seconds a question an MCP server asks (or an approval its `require_approval` calls
     for) waits for the Responses API client's answer before it is declined."""
+    backend_hosts: list[str] = []
+    """Hosts a project written through the API may send its models' turns to (`host`,
+    `host:port` or `*.domain`), for its `base_url` or the provider's default (such as
+    api.openai.com); none by default, so such a project may use only the embedded model.
+    The operator's own config is not held to it."""
+    max_config_depth: int = Field(default=64, ge=8, le=DEPTH_CEILING)
+    """Deepest nesting of lists and mappings in a project's config, checked before its YAML
+    is parsed."""
+    max_template_depth: int = Field(default=32, ge=1, le=DEPTH_CEILING)
+    """Deepest nesting of `{{ if }}` blocks in an `/api/generate` request's `template`."""
+    max_template_chars: int = Field(default=16 * 1024 * 1024, ge=1024)
+    """Longest prompt an `/api/generate` request's `template` may render to (characters);
+    refused before it is built."""
 
 
 class LlamaServerConfig(Strict):

@@ -9,6 +9,12 @@ import jsonschema
 
 from farmhand.errors import RequestError
 
+LARGEST_INTEGER = 2**63 - 1
+"""The largest whole number a field takes (what backends and llama.cpp hold): a client
+that sends 400 digits gets a 400 naming the field, not an OverflowError further on."""
+LARGEST_TIMEOUT_MS = 7 * 24 * 3600 * 1000
+"""The longest `tool_timeout` a request may ask for: a week."""
+
 
 @overload
 def flag(body: dict[str, Any], key: str, default: bool) -> bool: ...
@@ -31,6 +37,8 @@ def integer(body: dict[str, Any], key: str, *, minimum: int | None = None) -> in
         raise RequestError(f"{key} must be an integer", param=key)
     if minimum is not None and value < minimum:
         raise RequestError(f"{key} must be an integer of at least {minimum}", param=key)
+    if abs(value) > LARGEST_INTEGER:
+        raise RequestError(f"{key} must be an integer of at most {LARGEST_INTEGER}", param=key)
     return value
 
 
@@ -42,6 +50,8 @@ def number(
         return None
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise RequestError(f"{key} must be a number", param=key)
+    if isinstance(value, int) and abs(value) > LARGEST_INTEGER:
+        raise RequestError(f"{key} is too large a number", param=key)
     if value < minimum or (maximum is not None and value > maximum):
         bound = f"between {minimum:g} and {maximum:g}" if maximum is not None else f">= {minimum:g}"
         raise RequestError(f"{key} must be {bound}", param=key)

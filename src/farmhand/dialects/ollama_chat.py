@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from farmhand.dialects.fields import LARGEST_INTEGER, LARGEST_TIMEOUT_MS
 from farmhand.dialects.ollama_common import (
     OllamaBody,
     Options,
@@ -70,11 +71,11 @@ class ChatBody(OllamaBody):
     think: Any = None
     keep_alive: Any = None
     mcp_servers: list[Any] | None = None
-    max_tool_rounds: int = Field(default=DEFAULT_MAX_TOOL_ROUNDS, ge=1)
-    tool_timeout: int = Field(default=DEFAULT_TOOL_TIMEOUT_MS, gt=0)
+    max_tool_rounds: int = Field(default=DEFAULT_MAX_TOOL_ROUNDS, ge=1, le=LARGEST_INTEGER)
+    tool_timeout: int = Field(default=DEFAULT_TOOL_TIMEOUT_MS, gt=0, le=LARGEST_TIMEOUT_MS)
     include_tool_results: bool = False
     jit_tools: bool = True
-    jit_max_tools: int = Field(default=5, ge=1)
+    jit_max_tools: int = Field(default=5, ge=1, le=LARGEST_INTEGER)
     jit_connect_eager: bool | None = None
     task_id: str | None = Field(default=None, min_length=1, max_length=MAX_TASK_ID_LENGTH)
 

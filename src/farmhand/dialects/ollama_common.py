@@ -17,11 +17,12 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from farmhand.config.models import format_path
-from farmhand.dialects.fields import json_schema
+from farmhand.dialects.fields import LARGEST_INTEGER, json_schema
 from farmhand.errors import RequestError
 from farmhand.providers.base import GenerationSettings, ResponseFormat
 
 FOREVER = math.inf
+A_CENTURY = 100 * 365 * 24 * 3600.0
 _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)")
 _UNIT_SECONDS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1, "m": 60, "h": 3600}
 
@@ -49,11 +50,11 @@ def parse_body(data: object, model_cls: type[OllamaBody]) -> Any:
 class Options(OllamaBody):
     temperature: float | None = Field(default=None, ge=0)
     top_p: float | None = Field(default=None, ge=0, le=1)
-    top_k: int | None = Field(default=None, ge=0)
-    num_predict: int | None = None
-    seed: int | None = None
+    top_k: int | None = Field(default=None, ge=0, le=LARGEST_INTEGER)
+    num_predict: int | None = Field(default=None, ge=-LARGEST_INTEGER, le=LARGEST_INTEGER)
+    seed: int | None = Field(default=None, ge=-LARGEST_INTEGER, le=LARGEST_INTEGER)
     stop: list[str] | None = None
-    num_ctx: int | None = Field(default=None, ge=1)
+    num_ctx: int | None = Field(default=None, ge=1, le=LARGEST_INTEGER)
 
     def settings(self, **fields: Any) -> GenerationSettings:
         """GenerationSettings for these options, plus `fields` (format, think, ...)."""
@@ -103,12 +104,15 @@ def keep_alive_seconds(value: object) -> float | None:
     if isinstance(value, bool):
         raise _bad_keep_alive(value)
     if isinstance(value, int | float):
+        if isinstance(value, int) and abs(value) > LARGEST_INTEGER:
+            raise _bad_keep_alive(value)  # float() of it would overflow
         seconds = float(value)
     elif isinstance(value, str):
         seconds = _duration(value.strip())
     else:
         raise _bad_keep_alive(value)
-    return FOREVER if seconds < 0 else seconds
+    # Past a century is for good: a later time than that has no date to show (/api/ps).
+    return FOREVER if seconds < 0 or seconds > A_CENTURY else seconds
 
 
 def _duration(text: str) -> float:
@@ -124,9 +128,16 @@ def _duration(text: str) -> float:
     return sign * sum(float(n) * _UNIT_SECONDS[u] for n, u in parts)
 
 
+def _shown(value: object) -> str:
+    if isinstance(value, int) and abs(value) > LARGEST_INTEGER:
+        return "a number too large to be one"  # repr() of 5,000 digits refuses
+    return f"{value!r:.80}"
+
+
 def _bad_keep_alive(value: object) -> RequestError:
     return RequestError(
-        f'keep_alive must be seconds or a duration like "5m" or "1h", got {value!r:.80}',
+        f'keep_alive must be seconds or a duration like "5m" or "1h" (a negative number:'
+        f" for good), got {_shown(value)}",
         param="keep_alive",
     )
 

@@ -22,7 +22,7 @@ from farmhand.dialects.ollama_common import (
     response_format,
     think_flag,
 )
-from farmhand.dialects.ollama_template import render_go_template
+from farmhand.dialects.ollama_template import DEFAULT_LIMITS, TemplateLimits, render_go_template
 from farmhand.errors import RequestError
 from farmhand.messages import Finish
 from farmhand.service.generate import GenerateRequest
@@ -60,8 +60,11 @@ class GenerateBody(OllamaBody):
         return keep_alive_seconds(self.keep_alive)
 
 
-def generate_request(body: GenerateBody) -> GenerateRequest:
-    """The GenerateRequest of a checked body; RequestError for what the types cannot say."""
+def generate_request(
+    body: GenerateBody, limits: TemplateLimits = DEFAULT_LIMITS
+) -> GenerateRequest:
+    """The GenerateRequest of a checked body; RequestError for what the types cannot say.
+    `limits`: how far the request's own `template` may go."""
     if not body.model:
         raise RequestError("model is required; GET /api/tags lists the models", param="model")
     refuse_images(body.images, body.model)
@@ -81,7 +84,8 @@ def generate_request(body: GenerateBody) -> GenerateRequest:
     if body.template is not None and prompt:
         # A request's own template: rendered here, then continued as raw text.
         values = {"System": body.system or "", "Prompt": prompt, "Response": ""}
-        prompt = render_go_template(body.template, {**values, "First": not body.context})
+        first = not body.context
+        prompt = render_go_template(body.template, {**values, "First": first}, limits)
     return GenerateRequest(
         model=body.model,
         prompt=prompt,

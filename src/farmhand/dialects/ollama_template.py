@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from farmhand.errors import RequestError
 
@@ -20,12 +21,30 @@ _FIELD = re.compile(r"\.(System|Prompt|Response|First)")
 SUPPORTED = "{{ .System }}, {{ .Prompt }}, {{ .Response }}, {{ if .X }}/{{ else }}/{{ end }}"
 
 
-def render_go_template(template: str, values: Mapping[str, str | bool]) -> str:
+@dataclass(frozen=True)
+class TemplateLimits:
+    """How far a request's template may go (`server.max_template_depth` and
+    `server.max_template_chars`), checked before and while it renders, so a template of
+    deep `{{ if }}`s or of a field repeated a million times is refused, not built."""
+
+    depth: int = 32
+    chars: int = 16 * 1024 * 1024
+
+
+DEFAULT_LIMITS = TemplateLimits()
+
+
+def render_go_template(
+    template: str, values: Mapping[str, str | bool], limits: TemplateLimits = DEFAULT_LIMITS
+) -> str:
     """`template` with `values` (keys System, Prompt, Response, First) filled in;
-    RequestError (param `template`) naming the first construct it cannot render."""
+    RequestError (param `template`) naming the first construct it cannot render, or the
+    limit it passes."""
     tokens = _tokens(template)
-    out, _ = _render(tokens, 0, values, top=True)
-    return out
+    _check_depth(tokens, limits.depth)
+    out: list[str] = []
+    _render(tokens, 0, values, _Output(out, limits.chars), top=True)
+    return "".join(out)
 
 
 def _tokens(template: str) -> list[tuple[str, str]]:
@@ -48,39 +67,81 @@ def _tokens(template: str) -> list[tuple[str, str]]:
     return pieces
 
 
+def _check_depth(tokens: list[tuple[str, str]], limit: int) -> None:
+    depth = 0
+    for kind, body in tokens:
+        if kind != "action":
+            continue
+        if body.startswith("if "):
+            depth += 1
+            if depth > limit:
+                raise RequestError(
+                    f"template: {{{{ if }}}} blocks are nested more than {limit} deep"
+                    " (server.max_template_depth); flatten the template",
+                    param="template",
+                )
+        elif body == "end":
+            depth -= 1
+
+
+@dataclass
+class _Output:
+    """The rendered pieces, stopped at `limit` characters before they are joined."""
+
+    pieces: list[str] | None
+    limit: int
+    size: int = 0
+
+    def add(self, text: str) -> None:
+        if self.pieces is None:
+            return  # a branch not taken: read for its structure only
+        self.size += len(text)
+        if self.size > self.limit:
+            raise RequestError(
+                f"template: the prompt it renders would pass {self.limit} characters"
+                " (server.max_template_chars); use each field once, or send raw: true with"
+                " a prompt formatted yourself",
+                param="template",
+            )
+        self.pieces.append(text)
+
+
 def _render(
-    tokens: list[tuple[str, str]], i: int, values: Mapping[str, str | bool], *, top: bool
-) -> tuple[str, int]:
+    tokens: list[tuple[str, str]],
+    i: int,
+    values: Mapping[str, str | bool],
+    out: _Output,
+    *,
+    top: bool,
+) -> int:
     """Render from tokens[i] to the `else`/`end` that closes the current block (or the
-    end); returns the text and the index of that closing token."""
-    out: list[str] = []
+    end) into `out`; returns the index of that closing token."""
     while i < len(tokens):
         kind, body = tokens[i]
         if kind == "text":
-            out.append(body)
+            out.add(body)
             i += 1
             continue
         if body in ("else", "end"):
             if top:
                 raise _unsupported(f"{{{{ {body} }}}} without an {{{{ if }}}}")
-            return "".join(out), i
+            return i
         if body.startswith("if "):
             truth = bool(values.get(_field(body[3:].strip()), ""))
-            then, i = _render(tokens, i + 1, values, top=False)
-            other = ""
+            skip = _Output(None, out.limit)
+            i = _render(tokens, i + 1, values, out if truth else skip, top=False)
             if tokens[i][1] == "else":
-                other, i = _render(tokens, i + 1, values, top=False)
+                i = _render(tokens, i + 1, values, skip if truth else out, top=False)
             if i >= len(tokens) or tokens[i][1] != "end":
                 raise _unsupported("an {{ if }} without its {{ end }}")
-            out.append(then if truth else other)
             i += 1
             continue
         value = values.get(_field(body), "")
-        out.append(value if isinstance(value, str) else "")
+        out.add(value if isinstance(value, str) else "")
         i += 1
     if not top:
         raise _unsupported("an {{ if }} without its {{ end }}")
-    return "".join(out), i
+    return i
 
 
 def _field(expression: str) -> str:

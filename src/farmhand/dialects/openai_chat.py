@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from farmhand.dialects.fields import flag, integer, json_schema, number
+from farmhand.dialects.fields import LARGEST_TIMEOUT_MS, flag, integer, json_schema, number
 from farmhand.dialects.strict_json import strict_loads
 from farmhand.errors import ConfigError, RequestError
 from farmhand.messages import Message, ToolCall
@@ -71,7 +71,7 @@ def parse_chat(body: dict[str, Any]) -> OpenAIChat:
     tools_path = body.get("tools_path")
     if tools_path is not None and (not isinstance(tools_path, str) or not tools_path):
         raise RequestError("tools_path must be a directory path", param="tools_path")
-    timeout_ms = number(body, "tool_timeout", minimum=1)
+    timeout_ms = number(body, "tool_timeout", minimum=1, maximum=LARGEST_TIMEOUT_MS)
     stream_options = body.get("stream_options")
     if stream_options is not None and not isinstance(stream_options, dict):
         raise RequestError("stream_options must be an object", param="stream_options")

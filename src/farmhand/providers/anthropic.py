@@ -29,10 +29,12 @@ from farmhand.messages import (
 from farmhand.providers.backend_errors import (
     backend_call,
     clip,
+    status_error,
     status_message,
+    transport_error,
     transport_message,
 )
-from farmhand.providers.backend_http import BackendHTTP, Timeouts, TransportError
+from farmhand.providers.backend_http import Answer, BackendHTTP, Timeouts, TransportError
 from farmhand.providers.base import GenerationSettings
 from farmhand.providers.names import ToolNameMap
 from farmhand.tools.choice import ToolChoice
@@ -124,10 +126,8 @@ class AnthropicProvider:
         body = self.request_body(messages, tools, settings, names)
         try:
             async with self._http.post(self.url, body, self._headers()) as answer:
-                if answer.status >= 400:
-                    raise ProviderError(
-                        self._status_message(answer.status, answer.reason, await answer.body())
-                    )
+                if answer.status >= 300:
+                    raise self._status_error(answer, await answer.body())
                 turn = _Turn(names, self.url)
                 if not settings.stream or answer.content_type.startswith("application/json"):
                     for event in turn.whole(_json(await answer.body(), self.url)):
@@ -143,7 +143,7 @@ class AnthropicProvider:
                 for event in turn.finish():
                     yield event
         except TransportError as exc:
-            raise ProviderError(self._transport_message(exc)) from exc
+            raise self._transport_error(exc) from exc
 
     async def count_tokens(
         self, messages: Sequence[Message], tools: Sequence[ToolDefinition]
@@ -154,10 +154,10 @@ class AnthropicProvider:
         try:
             async with self._http.post(url, body, self._headers()) as answer:
                 content = await answer.body()
-                if answer.status >= 400:
-                    raise ProviderError(self._status_message(answer.status, answer.reason, content))
+                if answer.status >= 300:
+                    raise self._status_error(answer, content)
         except TransportError as exc:
-            raise ProviderError(self._transport_message(exc)) from exc
+            raise self._transport_error(exc) from exc
         count = _json(content, url).get("input_tokens")
         if not isinstance(count, int):
             raise ProviderError(f"{url} answered without input_tokens: {clip(content.decode())!r}")
@@ -182,24 +182,26 @@ class AnthropicProvider:
             headers["x-api-key"] = self._api_key
         return headers
 
-    def _status_message(self, status: int, reason: str, body: bytes) -> str:
+    def _status_error(self, answer: Answer, body: bytes) -> ProviderError:
         message = status_message(
-            status,
-            reason,
+            answer.status,
+            answer.reason,
             body,
             url=self.url,
             base_url=self.base_url,
             model=self.model,
             keyed=bool(self._api_key),
+            location=answer.location,
         )
-        if status in (429, 529):
+        if answer.status in (429, 529):
             message += " (Anthropic is rate-limiting or overloaded; try again shortly)"
-        return message
+        return status_error(message, answer.status)
 
-    def _transport_message(self, exc: TransportError) -> str:
-        return transport_message(
+    def _transport_error(self, exc: TransportError) -> ProviderError:
+        message = transport_message(
             exc, url=self.url, base_url=self.base_url, timeouts=self._timeouts, provider=self.name
         )
+        return transport_error(message, exc.kind)
 
 
 def conversation(

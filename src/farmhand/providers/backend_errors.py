@@ -1,14 +1,19 @@
 """What a remote backend's failures say to the user, worded once for every HTTP provider
 (OpenAI-compatible servers, Anthropic): an HTTP error status with the server's own
 message, a transport failure with the setting to change, and a tool call whose arguments
-cannot be read (`backend_call`)."""
+cannot be read (`backend_call`).
+
+Each failure is a ProviderError whose `brief` is a status and a fixed reason, with nothing
+the backend wrote: what the client of a project that chose its own backend is told (the
+full message goes to the server's log)."""
 
 from __future__ import annotations
 
 import json
 
+from farmhand.errors import ProviderError
 from farmhand.messages import ToolCall, new_call_id
-from farmhand.providers.backend_http import Timeouts, TransportError
+from farmhand.providers.backend_http import FailureKind, Timeouts, TransportError
 
 SHOWN = 200
 """Characters of a bad line or body quoted in an error message."""
@@ -38,10 +43,43 @@ def error_detail(body: bytes) -> str:
     return clip(json.dumps(data, ensure_ascii=False))
 
 
+TRANSPORT_BRIEF: dict[FailureKind, str] = {
+    "connect": "the model's backend could not be reached",
+    "connect_timeout": "the model's backend could not be reached",
+    "invalid_url": "the model's backend could not be reached",
+    "read_timeout": "the model's backend did not answer in time",
+    "closed": "the connection to the model's backend broke off",
+    "broke_off": "the connection to the model's backend broke off",
+    "other": "the request to the model's backend failed",
+}
+
+
+def status_error(message: str, status: int) -> ProviderError:
+    return ProviderError(message, brief=f"the model's backend answered HTTP {status}")
+
+
+def transport_error(message: str, kind: FailureKind) -> ProviderError:
+    return ProviderError(message, brief=TRANSPORT_BRIEF[kind])
+
+
 def status_message(
-    status: int, reason: str, body: bytes, *, url: str, base_url: str, model: str, keyed: bool
+    status: int,
+    reason: str,
+    body: bytes,
+    *,
+    url: str,
+    base_url: str,
+    model: str,
+    keyed: bool,
+    location: str = "",
 ) -> str:
-    """An HTTP error answer; `keyed`: an API key was sent."""
+    """An HTTP error answer (or a redirect, to `location`); `keyed`: an API key was sent."""
+    if 300 <= status < 400:
+        to = f" to {clip(location)}" if location else ""
+        return (
+            f"{url} answered HTTP {status} {reason}, a redirect{to}; farmhand follows no"
+            f" redirects: set base_url (now {base_url!r}) to the address the backend names"
+        )
     message = f"{url} answered HTTP {status} {reason}: {error_detail(body)}"
     if status in (401, 403):
         sent = "an api key was sent but refused" if keyed else "no api key was sent"

@@ -118,6 +118,18 @@ def _backend(
     )
 
 
+def backend_url(model: ModelConfig) -> str | None:
+    """Where `model`'s turns are sent: its base_url or its provider's default; None for the
+    embedded model, which runs here."""
+    if model.provider == "llamacpp":
+        return None
+    if model.provider == "anthropic":
+        from farmhand.providers.anthropic import DEFAULT_BASE_URL
+
+        return model.base_url or DEFAULT_BASE_URL
+    return model.base_url or DEFAULT_BASE_URLS.get(model.provider)
+
+
 def _catalog_go_on(source: str) -> float | None:
     """The call gate's `go_on` measured for a catalog model; None for any other GGUF."""
     from farmhand.models.catalog import lookup

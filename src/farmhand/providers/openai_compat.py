@@ -28,7 +28,9 @@ from farmhand.messages import (
 from farmhand.providers.backend_errors import (
     backend_call,
     clip,
+    status_error,
     status_message,
+    transport_error,
     transport_message,
 )
 from farmhand.providers.backend_http import Answer, BackendHTTP, Timeouts, TransportError
@@ -144,7 +146,7 @@ class OpenAICompatProvider:
                 for event in _finish(turn, rescue):
                     yield event
         except TransportError as exc:
-            raise ProviderError(self._transport_message(exc)) from exc
+            raise self._transport_error(exc) from exc
 
     @asynccontextmanager
     async def _answer(self, body: dict[str, Any], headers: dict[str, str]) -> AsyncIterator[Answer]:
@@ -155,36 +157,39 @@ class OpenAICompatProvider:
         Studio refuse, while others refuse `""`. null goes first; a refusal that names the
         content is asked again with "", and this provider keeps to "" from then on."""
         async with self._http.post(self.url, body, headers) as answer:
-            if answer.status < 400:
+            if answer.status < 300:
                 yield answer
                 return
             detail = await answer.body()
-            if not (_has_null_content(body) and b"content" in detail.lower()):
-                raise ProviderError(self._status_message(answer.status, answer.reason, detail))
+            if answer.status < 400 or not (
+                _has_null_content(body) and b"content" in detail.lower()
+            ):
+                raise self._status_error(answer, detail)
         self._empty_content = ""
         body["messages"] = [_with_empty_content(m) for m in body["messages"]]
         async with self._http.post(self.url, body, headers) as answer:
-            if answer.status >= 400:
-                raise ProviderError(
-                    self._status_message(answer.status, answer.reason, await answer.body())
-                )
+            if answer.status >= 300:
+                raise self._status_error(answer, await answer.body())
             yield answer
 
-    def _status_message(self, status: int, reason: str, body: bytes) -> str:
-        return status_message(
-            status,
-            reason,
+    def _status_error(self, answer: Answer, body: bytes) -> ProviderError:
+        message = status_message(
+            answer.status,
+            answer.reason,
             body,
             url=self.url,
             base_url=self.base_url,
             model=self.model,
             keyed=bool(self._api_key),
+            location=answer.location,
         )
+        return status_error(message, answer.status)
 
-    def _transport_message(self, exc: TransportError) -> str:
-        return transport_message(
+    def _transport_error(self, exc: TransportError) -> ProviderError:
+        message = transport_message(
             exc, url=self.url, base_url=self.base_url, timeouts=self._timeouts, provider=self.name
         )
+        return transport_error(message, exc.kind)
 
 
 def _read(events: list[StreamEvent], rescue: TextCalls | None) -> list[StreamEvent]:

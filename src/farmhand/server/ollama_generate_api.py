@@ -14,6 +14,7 @@ from starlette.routing import BaseRoute, Route
 
 from farmhand.dialects.ollama_common import parse_body
 from farmhand.dialects.ollama_generate import GenerateBody, GenerateLines, generate_request
+from farmhand.dialects.ollama_template import TemplateLimits
 from farmhand.errors import LoopError
 from farmhand.messages import Finish, ReasoningDelta, TextDelta
 from farmhand.server.errors import api_error, error_response
@@ -34,7 +35,9 @@ async def generate_route(request: Request) -> Response:
     state = service_state(request)
     try:
         body: GenerateBody = parse_body(await json_body(request), GenerateBody)
-        wanted = generate_request(body)
+        server = state.config.server
+        limits = TemplateLimits(server.max_template_depth, server.max_template_chars)
+        wanted = generate_request(body, limits)
         num_ctx = body.options.num_ctx if body.options else None
         think = wanted.settings.think
         model = await models.check_options(state, body.model, num_ctx=num_ctx, think=think)

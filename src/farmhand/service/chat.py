@@ -8,13 +8,14 @@ policy for the servers a request brings, the pooled tool sessions, the tool_choi
 from __future__ import annotations
 
 import dataclasses
+import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from contextlib import AsyncExitStack, aclosing, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from farmhand.config.models import McpServerConfig, ModelConfig
-from farmhand.errors import LoopError, RequestError, UnknownToolError
+from farmhand.errors import LoopError, ProviderError, RequestError, UnknownToolError
 from farmhand.messages import Message
 from farmhand.providers.base import GenerationSettings
 from farmhand.runtime.events import LoopEvent, LoopFinished, ReasoningChunk
@@ -32,6 +33,8 @@ from farmhand.tools.definition import ToolDefinition
 from farmhand.toolsets.mcp.elicitation import Asker, Refusal
 from farmhand.toolsets.mcp.known_servers import filesystem_server
 from farmhand.toolsets.mcp.policy import ServerRequest
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -68,8 +71,10 @@ CANNOT_ASK = Refusal(
 
 @dataclass(frozen=True)
 class ChatServers:
-    """The MCP servers of one chat, admitted: the operator's (configured, or named by the
-    request), the ones that came from outside the config, and the request's folder server."""
+    """The MCP servers of one chat, admitted: the operator's (the model's, or named by the
+    request and trusted when named), those held to the rules of a request's own servers
+    (brought by the request or a client's project, or the operator's named by the request),
+    and the request's folder server."""
 
     trusted: list[McpServerConfig]
     outside: list[McpServerConfig]
@@ -107,7 +112,11 @@ def admit_servers(
         configured = []
     names = [s.name for s in [*configured, *named, *brought]]
     folder = [filesystem_server(folder_path, _folder_name(names))] if folder_path else []
-    return ChatServers([*configured, *named], brought, folder)
+    # An operator's server that the request (not the model's config) chose runs under the
+    # rules of a request's own servers, unless the operator trusts it when named.
+    trusted = [s for s in named if s.trust_when_named]
+    limited = [s for s in named if not s.trust_when_named]
+    return ChatServers([*configured, *trusted], [*limited, *brought], folder)
 
 
 def _folder_name(taken: Sequence[str]) -> str:
@@ -147,11 +156,19 @@ async def run_chat(state: ServiceState, request: ChatRequest) -> AsyncGenerator[
     provider = await state.provider(model)
     runtime = state.config.runtime
     rounds = request.max_tool_rounds or runtime.max_tool_rounds
-    async with _tools(state, request, model, servers) as (router, settings):
-        loop = run_loop(provider, request.messages, router, settings, max_tool_rounds=rounds)
-        async with aclosing(loop) as events:
-            async for event in events:
-                yield event
+    try:
+        async with _tools(state, request, model, servers) as (router, settings):
+            loop = run_loop(provider, request.messages, router, settings, max_tool_rounds=rounds)
+            async with aclosing(loop) as events:
+                async for event in events:
+                    yield event
+    except ProviderError as exc:
+        if not state.outside_config:
+            raise
+        # A backend a client's project chose: what it wrote (a page of an internal host, a
+        # redirect's target) stays in the operator's log; the client gets a fixed reason.
+        log.warning("model %r of a project written through the API: %s", model.name, exc)
+        raise ProviderError(exc.brief, brief=exc.brief) from None
 
 
 @dataclass(frozen=True)

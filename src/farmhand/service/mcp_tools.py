@@ -157,6 +157,7 @@ async def open_mcp_tools(
 
 
 def _in_request_order(specs: Sequence[McpTool], admitted: ChatServers) -> list[McpServerConfig]:
-    """admit_servers returns the operator's servers before the brought ones."""
-    named, brought = iter(admitted.trusted), iter(admitted.outside)
-    return [next(named) if isinstance(s.server, str) else next(brought) for s in specs]
+    """The admitted servers in the order of `specs` (admit_servers sorts them by the rules
+    they run under)."""
+    by_name = {server.name: server for server in [*admitted.trusted, *admitted.outside]}
+    return [by_name[s.server if isinstance(s.server, str) else s.server.name] for s in specs]

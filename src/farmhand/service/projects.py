@@ -12,15 +12,20 @@ never echoes the server's secrets back.
 A config written through the API (HTTP or MCP) comes from a client, not the operator. It
 is stored with API_MARKER as its first line and, whenever it is read, read as a client's
 (`config.loader.OutsideRules`): no `${env:VAR}` however the YAML spells it, no aliases, a
-size limit, files only inside `server.allowed_dirs`; its MCP servers are held to the request
-policy when it is written and again whenever a chat uses them; and a chat on it runs under
-the operator's `server:` section, never the project's own. A file the operator writes on
+size limit, files only inside `server.allowed_dirs` (or the model cache); its MCP servers
+are held to the request policy and its models' backends to `server.backend_hosts` when it
+is written and again whenever a chat uses them; and a chat on it runs under the
+operator's `server:` section, never the project's own. What a backend such a project chose
+says when it fails reaches the client only as a status and a fixed reason
+(`ProviderError.brief`, applied by `service.chat`). A file the operator writes on
 disk (without the marker) is trusted like any config file.
 """
 
 from __future__ import annotations
 
+import base64
 import dataclasses
+import datetime
 import os
 import re
 import shutil
@@ -32,8 +37,14 @@ from typing import Any
 
 import yaml
 
-from farmhand.config.loader import CONFIG_FILENAME, OutsideRules, parse_config
-from farmhand.config.models import FarmhandConfig, format_path
+from farmhand.config.loader import (
+    CONFIG_FILENAME,
+    MAX_DEPTH,
+    OutsideRules,
+    check_yaml_shape,
+    parse_config,
+)
+from farmhand.config.models import DEPTH_CEILING, FarmhandConfig, format_path
 from farmhand.errors import (
     ConfigError,
     PolicyError,
@@ -41,10 +52,11 @@ from farmhand.errors import (
     ProjectNotFoundError,
     RequestError,
 )
+from farmhand.providers.factory import backend_url
 from farmhand.service.state import ServiceState
 from farmhand.toolsets.mcp.policy import RequestPolicy
 
-NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 """Namespace and project names: a letter or digit, then letters, digits, `_`, `.`, `-`
 (at most 64 characters). They are directory names, so nothing else gets through."""
 API_MARKER = "# written through the farmhand API: read as a client's config, not the operator's"
@@ -69,7 +81,8 @@ class Project:
 
     def to_json(self) -> dict[str, Any]:
         """LlamaFarm's `Project` shape: namespace, name, config (as written, unexpanded)."""
-        return {"namespace": self.namespace, "name": self.name, "config": raw_mapping(self.text)}
+        config = raw_mapping(self.text, DEPTH_CEILING)  # it was read under a lower limit
+        return {"namespace": self.namespace, "name": self.name, "config": config}
 
 
 ConfigInput = Mapping[str, Any] | str | None
@@ -80,9 +93,12 @@ class ProjectStore:
     """The projects under one FARMHAND_HOME. Stateless apart from the files: two stores
     over the same home (two server processes, a restart) see the same projects."""
 
-    def __init__(self, home: Path, policy: RequestPolicy | None = None) -> None:
+    def __init__(
+        self, home: Path, policy: RequestPolicy | None = None, *, max_depth: int = MAX_DEPTH
+    ) -> None:
         self.root = home / "projects"
         self.policy = policy or RequestPolicy()
+        self.max_depth = max_depth
 
     # Reading
 
@@ -117,7 +133,7 @@ class ProjectStore:
 
     def _parse(self, text: str, source: str, base: Path) -> FarmhandConfig:
         outside = OutsideRules(self.policy.allowed_dirs) if written_by_api(text) else None
-        return parse_config(text, source, base_dir=base, outside=outside)
+        return parse_config(text, source, base_dir=base, outside=outside, max_depth=self.max_depth)
 
     def path(self, namespace: str, name: str) -> Path:
         folder = self.root / check_name(namespace, "namespace") / check_name(name, "project")
@@ -170,7 +186,7 @@ class ProjectStore:
     def _validated(self, namespace: str, name: str, config: ConfigInput, base: Path) -> str:
         """The file text to store for `config`; ConfigError (400) says what is wrong."""
         source = _source(namespace, name)
-        if config is None:
+        if config is None or (isinstance(config, Mapping) and not config):
             text = f"version: v1\nname: '{name}'\nnamespace: '{namespace}'\n"
         elif isinstance(config, str):
             text = config
@@ -183,7 +199,9 @@ class ProjectStore:
             )
         text = text if text.endswith("\n") else text + "\n"
         parsed = self._parse(text + API_MARKER + "\n", source, base)
-        raw = raw_mapping(text)
+        raw = raw_mapping(text, self.max_depth)
+        if _flow_style(text):  # `{...}`: lines added before it would not be YAML
+            text = yaml.safe_dump(raw, sort_keys=False, allow_unicode=True) if raw else ""
         for key, expected in (("name", name), ("namespace", namespace)):
             value = raw.get(key)
             if value is not None and str(value) != expected:
@@ -193,6 +211,7 @@ class ProjectStore:
                     f" ({expected!r}); leave it out or make it {expected!r}"
                 )
         self._check_servers(parsed, source, text)
+        check_backends(parsed, self.policy, source)
         missing = "".join(
             f"{key}: '{value}'\n"  # quoted: "1.0" is a name, not a number
             for key, value in (("name", name), ("namespace", namespace))
@@ -213,6 +232,16 @@ class ProjectStore:
             raise PolicyError("\n".join(f"{source}:{line}: {p}" for p in problems))
 
 
+def check_backends(config: FarmhandConfig, policy: RequestPolicy, source: str) -> None:
+    """A client's models send their turns only to hosts the operator allows
+    (`server.backend_hosts`); PolicyError (403) names the model and the host."""
+    for index, model in enumerate(config.runtime.models):
+        url = backend_url(model)
+        if url is not None:
+            where = format_path(("runtime", "models", index, "base_url"))
+            policy.admit_backend(url, f"{source}: {where} (model {model.name!r})")
+
+
 def written_by_api(text: str) -> bool:
     return API_MARKER in text.splitlines()
 
@@ -228,13 +257,42 @@ def check_name(value: str, what: str) -> str:
     return value
 
 
-def raw_mapping(text: str) -> dict[str, Any]:
-    """The YAML's top-level mapping as written (no `${env:VAR}` expansion)."""
+def raw_mapping(text: str, max_depth: int = MAX_DEPTH) -> dict[str, Any]:
+    """The YAML's top-level mapping as written (no `${env:VAR}` expansion), in JSON's types:
+    what YAML reads as something else (a date, `!!binary`, `!!set`) is given as text or a
+    list, so any file in the projects folder can be listed, shown and deleted."""
     try:
+        check_yaml_shape(text, "", max_depth=max_depth, outside=False)
         data = yaml.safe_load(text)
-    except yaml.YAMLError:
+    except (yaml.YAMLError, ConfigError):
         return {}
-    return data if isinstance(data, dict) else {}
+    return _json_safe(data) if isinstance(data, dict) else {}
+
+
+def _json_safe(value: Any) -> Any:
+    """`value` in JSON's types: mapping keys as text, a date as its ISO text, binary as
+    base64 (as YAML writes it), a set as a list."""
+    if isinstance(value, dict):
+        return {k if isinstance(k, str) else _key(k): _json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | set | tuple):
+        return [_json_safe(item) for item in value]
+    if isinstance(value, datetime.date):  # a datetime too
+        return value.isoformat()
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode("ascii")
+    return value
+
+
+def _key(key: Any) -> str:
+    return str(_json_safe(key))
+
+
+def _flow_style(text: str) -> bool:
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError:
+        return False
+    return isinstance(root, yaml.MappingNode) and bool(root.flow_style)
 
 
 def state_for(state: ServiceState, project: Project) -> ServiceState:
@@ -242,6 +300,8 @@ def state_for(state: ServiceState, project: Project) -> ServiceState:
     model config), task store and home, so a project chat costs no more than any other.
     The operator's `server:` section stays (a project cannot loosen the server's rules),
     and a project written through the API counts as a client's config."""
+    if project.from_api:  # the operator's backend_hosts may have changed since it was written
+        check_backends(project.config, state.policy, _source(project.namespace, project.name))
     state.task_store()  # opened here, so the copy shares it rather than opening its own
     config = project.config.model_copy(update={"server": state.config.server})
     return dataclasses.replace(state, config=config, outside_config=project.from_api)
@@ -249,11 +309,12 @@ def state_for(state: ServiceState, project: Project) -> ServiceState:
 
 def store_for(state: ServiceState) -> ProjectStore:
     """The projects of the server's home, written and read under its request policy."""
-    return ProjectStore(state.home, state.policy)
+    return ProjectStore(state.home, state.policy, max_depth=state.config.server.max_config_depth)
 
 
 def _valid(name: str) -> bool:
-    return bool(NAME_PATTERN.match(name)) and name not in (".", "..")
+    # fullmatch: `$` would let a name end in a newline
+    return bool(NAME_PATTERN.fullmatch(name)) and name not in (".", "..")
 
 
 def _source(namespace: str, name: str) -> str:

@@ -73,6 +73,9 @@ class ServerDefinition(Strict):
     enable_if: EnableIf = EnableIf()
     install_hint: str = ""
     """How to install `command` when it is missing (shown in the error)."""
+    trust_when_named: bool = False
+    """A request that names this server gets all its tools, outside request_servers.max_alive
+    (by default it is held to the rules of a request's own servers)."""
 
     @field_validator("transport", mode="before")
     @classmethod
@@ -124,6 +127,7 @@ class ServerDefinition(Strict):
             env=dict(self.env),
             base_url=self.url,
             headers=dict(self.headers),
+            trust_when_named=self.trust_when_named,
         )
 
     def _resolved_command(self) -> str:

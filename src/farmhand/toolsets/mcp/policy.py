@@ -13,6 +13,9 @@ set by the operator in `server:` (see `config.models.ServerConfig`):
   shell metacharacters, with path arguments inside `allowed_dirs`, and with `env` names that
   cannot change how a program loads.
 - An http/sse server is refused unless its host is in `request_servers.http_hosts`.
+- A model backend (`base_url`) in a project written through the API is refused unless its
+  host is in `backend_hosts` (a list of its own: a host that may serve MCP tools is not
+  thereby one that may receive a client's chats and keys, nor the other way round).
 - A folder (`tools_path`) must lie inside `allowed_dirs`, after symlinks and `..` resolve.
 
 A refusal is a PolicyError (403) naming the switch that would allow it; a malformed request
@@ -76,6 +79,7 @@ class RequestPolicy:
     allowed_dirs: tuple[Path, ...] = ()
     allow_writes: bool = False
     max_servers: int = 10
+    backend_hosts: tuple[str, ...] = ()
 
     @classmethod
     def from_config(cls, server: ServerConfig) -> RequestPolicy:
@@ -84,10 +88,11 @@ class RequestPolicy:
             stdio=rules.stdio,
             launchers=tuple(rules.launchers),
             env_names=frozenset(rules.env),
-            http_hosts=tuple(h.strip().lower() for h in rules.http_hosts if h.strip()),
+            http_hosts=_hosts(rules.http_hosts),
             allowed_dirs=tuple(Path(d).expanduser().resolve() for d in server.allowed_dirs),
             allow_writes=rules.allow_writes,
             max_servers=rules.max_per_request,
+            backend_hosts=_hosts(server.backend_hosts),
         )
 
     # --- folders --------------------------------------------------------------------------
@@ -213,15 +218,33 @@ class RequestPolicy:
 
     def _admit_url(self, server: McpServerConfig) -> None:
         assert server.base_url is not None  # the config model requires it for http and sse
-        parts = urlsplit(server.base_url)
-        host = (parts.hostname or "").lower()
-        port = parts.port or (443 if parts.scheme == "https" else 80)
+        host, port = _host_and_port(server.base_url, f"MCP server {server.name!r}")
         if not any(_host_matches(entry, host, port) for entry in self.http_hosts):
             listed = ", ".join(self.http_hosts) or "none"
             raise PolicyError(
                 f"MCP server {server.name!r}: requests may not connect to {host!r}"
                 f" (server.request_servers.http_hosts: {listed})"
             )
+
+    # --- model backends -------------------------------------------------------------------
+
+    def admit_backend(self, url: str, what: str) -> str:
+        """`url` if a config a client wrote may send its model's turns there: an http(s)
+        URL whose host is in `server.backend_hosts`; PolicyError (403) otherwise. The
+        refusal names the host only, never whether anything answers there."""
+        host, port = _host_and_port(url, what)
+        if not any(_host_matches(entry, host, port) for entry in self.backend_hosts):
+            listed = ", ".join(self.backend_hosts) or "none"
+            raise PolicyError(
+                f"{what}: a config written through the API may not send a model's turns to"
+                f" {host!r} (server.backend_hosts: {listed}); use a backend the operator"
+                " allows, or the embedded model"
+            )
+        return url
+
+
+def _hosts(entries: Iterable[str]) -> tuple[str, ...]:
+    return tuple(h.strip().lower() for h in entries if h.strip())
 
 
 def known_servers(
@@ -267,6 +290,21 @@ def _resolve(command: str, server: str) -> str:
 
 def _resolved_launchers(launchers: Iterable[str]) -> list[str]:
     return [found for name in launchers if (found := shutil.which(name)) is not None]
+
+
+def _host_and_port(url: str, what: str) -> tuple[str, int]:
+    """The host (lower case) and port `url` reaches; ConfigError (400) for a URL that is not
+    an http(s) URL with a host (a port past 65535, `[::1`, `:47415:1`)."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as exc:
+        raise ConfigError(
+            f"{what}: {url!r} is not a valid URL ({exc}); write it like http://host:8080/path"
+        ) from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigError(f"{what}: {url!r} must be an http:// or https:// URL with a host")
+    return parts.hostname.lower(), port or (443 if parts.scheme == "https" else 80)
 
 
 def _host_matches(entry: str, host: str, port: int) -> bool:
