@@ -1,5 +1,5 @@
-"""The Responses request: `text.format` as the answer's shape, and item_reference input
-items resolved from what the store keeps."""
+"""The Responses request: `text.format` as the answer's shape, and input items as they
+are kept (references: `test_responses_references.py`)."""
 
 from __future__ import annotations
 
@@ -7,11 +7,7 @@ from typing import Any
 
 import pytest
 
-from farmhand.dialects.responses_request import (
-    parse_responses,
-    resolve_references,
-    with_item_ids,
-)
+from farmhand.dialects.responses_request import parse_responses, with_item_ids
 from farmhand.errors import RequestError
 
 SCHEMA = {
@@ -68,44 +64,6 @@ def test_a_bad_text_format_says_what_to_send(text: object, param: str, says: str
     with pytest.raises(RequestError) as caught:
         parsed_text(text)
     assert caught.value.param == param and says in str(caught.value), str(caught.value)
-
-
-STORED = {
-    "fc_1": {"id": "fc_1", "type": "function_call", "call_id": "c", "name": "f", "arguments": "{}"},
-    "msg_1": {"id": "msg_1", "type": "message", "role": "assistant", "content": "Hi."},
-}
-
-
-def test_references_are_replaced_by_the_stored_items_in_place() -> None:
-    items: list[dict[str, Any]] = [
-        {"role": "user", "content": "hello"},
-        {"type": "item_reference", "id": "msg_1"},
-        {"id": "fc_1"},  # the type of a reference may be left out
-        {"type": "function_call_output", "call_id": "c", "output": "ok", "id": "fco_1"},
-    ]
-    assert resolve_references(items, STORED.get) == [
-        items[0],
-        STORED["msg_1"],
-        STORED["fc_1"],
-        items[3],
-    ]
-
-
-def test_an_unknown_reference_names_its_id() -> None:
-    with pytest.raises(RequestError) as caught:
-        resolve_references([{"type": "item_reference", "id": "msg_gone"}], STORED.get)
-    assert caught.value.param == "input"
-    assert "input[0]: item_reference 'msg_gone' names no stored item" in str(caught.value)
-    with pytest.raises(RequestError, match='without an "id"'):
-        resolve_references([{"type": "item_reference"}], STORED.get)
-
-
-def test_items_without_references_never_ask_the_store() -> None:
-    def never(item_id: str) -> None:
-        raise AssertionError(item_id)
-
-    items: list[dict[str, Any]] = [{"role": "user", "content": "x"}, {"content": "y"}]
-    assert resolve_references(items, never) == items
 
 
 def test_messages_are_kept_with_a_type_an_id_and_content_parts() -> None:

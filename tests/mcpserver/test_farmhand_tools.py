@@ -194,3 +194,12 @@ async def test_list_models_and_search_tools(tmp_path: Path) -> None:
             "pantry:pid", "pantry:echo", "pantry:env"
         }  # fmt: skip
         assert everything["total"] == 3
+
+
+async def test_search_tools_refuses_a_pattern_past_the_bounds(tmp_path: Path) -> None:
+    async with farm(tmp_path) as f:
+        too_long = await f.error("search_tools", pattern="*a" * 400)
+        assert "pattern is 800 characters long" in too_long
+        assert "server.limits.max_search_pattern_chars" in too_long
+        too_wild = await f.error("search_tools", pattern="?" * 17)
+        assert "server.limits.max_search_wildcards" in too_wild

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import time
 from pathlib import Path
@@ -75,3 +76,39 @@ def test_the_items_of_stored_responses_are_found_by_id(tmp_path: Path) -> None:
     with sqlite3.connect(reopened.path) as db:
         assert db.execute("SELECT COUNT(*) FROM response_items").fetchone() == (0,)
     reopened.close()
+
+
+def test_the_index_knows_each_items_size_without_reading_it(tmp_path: Path) -> None:
+    store = ResponseStore.in_home(tmp_path)
+    small = {"id": "msg_s", "type": "message", "role": "user", "content": "hi"}
+    large = {"id": "msg_l", "type": "message", "role": "user", "content": "é" * 5000}
+    store.put({"id": "resp_1", "output": []}, [small, large], "farm")
+    expected = {i["id"]: len(json.dumps(i, ensure_ascii=False)) for i in (small, large)}
+    assert store.item_sizes(["msg_l", "msg_s", "msg_l", "nope"]) == expected
+    many = [f"id_{n}" for n in range(1200)]  # more ids than one SQL statement takes
+    assert store.item_sizes([*many, "msg_s"]) == {"msg_s": expected["msg_s"]}
+    assert store.items(["msg_l", "nope", "msg_s"]) == {"msg_l": large, "msg_s": small}
+    assert store.items([*many, "msg_s"]) == {"msg_s": small}
+    store.close()
+
+
+def test_a_file_from_before_sizes_were_indexed_gets_them_when_it_opens(tmp_path: Path) -> None:
+    item = {"id": "msg_old", "type": "message", "role": "user", "content": "kept"}
+    with sqlite3.connect(tmp_path / DATABASE_NAME) as db:  # the previous layout
+        db.execute(
+            "CREATE TABLE responses (id TEXT PRIMARY KEY, model TEXT NOT NULL,"
+            " created_at REAL NOT NULL, input_items TEXT NOT NULL, response TEXT NOT NULL)"
+        )
+        db.execute(
+            "CREATE TABLE response_items (item_id TEXT NOT NULL, response_id TEXT NOT NULL,"
+            " PRIMARY KEY (item_id, response_id))"
+        )
+        db.execute(
+            "INSERT INTO responses VALUES ('resp_old', 'farm', ?, ?, ?)",
+            (time.time(), json.dumps([item]), json.dumps({"id": "resp_old", "output": []})),
+        )
+        db.execute("INSERT INTO response_items VALUES ('msg_old', 'resp_old')")
+    store = ResponseStore.in_home(tmp_path)
+    assert store.item_sizes(["msg_old"]) == {"msg_old": len(json.dumps(item))}
+    assert store.item("msg_old") == item
+    store.close()

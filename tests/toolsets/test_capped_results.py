@@ -9,6 +9,7 @@ import pytest
 
 from farmhand.tools.definition import ToolDefinition
 from farmhand.toolsets.base import ToolOutput
+from farmhand.toolsets.saved_results import ResultArchive, Saved
 from farmhand.toolsets.wrappers import CappedResults, cut_middle
 
 pytestmark = pytest.mark.anyio
@@ -27,14 +28,15 @@ class Echo:
 
 
 async def test_short_results_pass_through_untouched(tmp_path: Path) -> None:
-    capped = CappedResults(Echo(), max_chars=100, save_dir=lambda: tmp_path)
+    capped = CappedResults(Echo(), max_chars=100, archive=ResultArchive(lambda: tmp_path))
     assert await capped.call_tool("echo", {"text": "short"}) == ToolOutput("short")
     assert list(tmp_path.iterdir()) == []
 
 
 async def test_long_results_keep_head_and_tail_and_are_saved_in_full(tmp_path: Path) -> None:
     text = "HEAD" + "x" * 5000 + "TAIL"
-    capped = CappedResults(Echo(), max_chars=400, save_dir=lambda: tmp_path / "results")
+    archive = ResultArchive(lambda: tmp_path / "results")
+    capped = CappedResults(Echo(), max_chars=400, archive=archive)
     output = await capped.call_tool("echo", {"text": text, "error": True})
     [saved] = (tmp_path / "results").iterdir()
     assert saved.read_text() == text
@@ -52,4 +54,5 @@ async def test_long_results_keep_head_and_tail_and_are_saved_in_full(tmp_path: P
 
 
 def test_the_marker_says_when_the_text_could_not_be_saved() -> None:
-    assert "could not be saved" in cut_middle("y" * 1000, 300, None)
+    where = Saved(None, "disk full").where()
+    assert "could not be saved: disk full" in cut_middle("y" * 1000, 300, where)

@@ -15,7 +15,6 @@ from urllib.parse import urlsplit
 import jsonschema
 from pydantic import (
     BaseModel,
-    ConfigDict,
     Field,
     PrivateAttr,
     ValidationInfo,
@@ -23,6 +22,8 @@ from pydantic import (
     model_validator,
 )
 
+from farmhand.config.limits import LimitsConfig, McpSessionsConfig, SavedResultsConfig
+from farmhand.config.strict import STRICT_CONFIG
 from farmhand.errors import ConfigError, ModelError
 from farmhand.models.catalog import CATALOG, DEFAULT_MODEL, lookup
 from farmhand.tools.definition import ToolDefinition
@@ -105,14 +106,7 @@ def transport_named(value: Any) -> Any:
 
 
 class Strict(BaseModel):
-    # Attribute docstrings become field descriptions; numbers written where text is expected
-    # (args: [8080], env: {PORT: 8080}) are taken as the text the user meant.
-    model_config = ConfigDict(
-        extra="forbid",
-        use_attribute_docstrings=True,
-        coerce_numbers_to_str=True,
-        protected_namespaces=(),
-    )
+    model_config = STRICT_CONFIG
 
 
 class McpServerConfig(Strict):
@@ -365,6 +359,8 @@ class RuntimeConfig(Strict):
     """Most tools one `mcp_discover` call injects (the most relevant ones)."""
     jit_connect_eager: bool = False
     """With jit_tools: start every MCP server up front instead of at the first discovery."""
+    saved_results: SavedResultsConfig = Field(default_factory=SavedResultsConfig)
+    """How much of the cut results' full text is kept on disk, and for how long."""
 
 
 class RequestServersConfig(Strict):
@@ -429,6 +425,10 @@ class ServerConfig(Strict):
     max_template_chars: int = Field(default=16 * 1024 * 1024, ge=1024)
     """Longest prompt an `/api/generate` request's `template` may render to (characters);
     refused before it is built."""
+    limits: LimitsConfig = Field(default_factory=LimitsConfig)
+    """Bounds on what one request may make the server do."""
+    mcp_sessions: McpSessionsConfig = Field(default_factory=McpSessionsConfig)
+    """Sessions of farmhand's own MCP server at /mcp."""
 
 
 class LlamaServerConfig(Strict):

@@ -18,7 +18,7 @@ messages, and the approvals the request answers.
     additional_tools                               -> tools (read with the request's tools)
     item_reference                                 -> the stored item it names, put in its
                                                       place before this reads the input
-                                                      (`responses_request.resolve_references`)
+                                                      (`responses_references`)
 
 Items of hosted tools farmhand never runs (web_search_call, computer_call, ...) are
 skipped; anything else is a 400 naming the item.

@@ -3,7 +3,7 @@ RequestError saying what to fix (400, `param` naming the field).
 
 The tools and tool_choice are read by `dialects.responses_tools`; the input items by
 `dialects.responses_items`, once the conversation they continue is known; item_reference
-items are resolved first (`resolve_references`, given the store's lookup). A JSON
+items are resolved first (`responses_references.resolve_references`). A JSON
 `text.format` (`json_schema` or `json_object`) is the answer's shape
 (`GenerationSettings.response_format`, as Ollama's `format` is). What farmhand reads but
 cannot honour (a custom tool's grammar) is noted in the response's `farmhand.notes`;
@@ -14,7 +14,6 @@ send instead.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -157,37 +156,6 @@ def with_item_ids(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
             }
         )
     return filled
-
-
-def resolve_references(
-    items: list[dict[str, Any]], find: Callable[[str], dict[str, Any] | None]
-) -> list[dict[str, Any]]:
-    """The input with each `item_reference` (`{"type": "item_reference", "id": ...}`, or an
-    item with only an `id`) replaced by the stored item `find` returns for its id."""
-    resolved = []
-    for index, item in enumerate(items):
-        kind = item.get("type")
-        typeless_id = kind is None and "role" not in item and "id" in item
-        if kind != "item_reference" and not typeless_id:
-            resolved.append(item)
-            continue
-        item_id = item.get("id")
-        if not isinstance(item_id, str) or not item_id:
-            raise RequestError(
-                f'input[{index}] is an item_reference without an "id"; write'
-                ' {"type": "item_reference", "id": "<the id of a stored item>"}',
-                param="input",
-            )
-        found = find(item_id)
-        if found is None:
-            raise RequestError(
-                f"input[{index}]: item_reference {item_id!r} names no stored item; only the"
-                " items of responses made with store=true are kept (30 days, until deleted):"
-                " send the item itself instead",
-                param="input",
-            )
-        resolved.append(found)
-    return resolved
 
 
 def _additional_tools(items: list[dict[str, Any]]) -> list[Any]:

@@ -29,6 +29,10 @@ GET streams for notifications are SSE responses, which sse-starlette ends on SIG
 DNS rebinding and web pages: inside `farmhand serve` the app's BrowserGuard checks Host
 and Origin for /mcp as for every route, so the SDK's own check is off here (one rule, in
 one place); see `server/browser_guard.py`.
+
+Sessions: `server.mcp_sessions` bounds them per client and in total, with a short idle
+timeout (`mcpserver.sessions.SessionLimiter` in front of the SDK's endpoint; the SDK's own
+idle timer and session cap are set to the same numbers).
 """
 
 from __future__ import annotations
@@ -38,10 +42,12 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 
 from mcp.server.transport_security import TransportSecuritySettings
-from starlette.routing import BaseRoute
+from starlette.routing import BaseRoute, Route
 
+from farmhand.config.limits import McpSessionsConfig
 from farmhand.mcpserver.farmhand_tools import StateGetter, build_server
 from farmhand.mcpserver.llama_tools import LlamaTools
+from farmhand.mcpserver.sessions import SessionLimiter
 
 PATH = "/mcp"
 
@@ -52,14 +58,25 @@ class McpEndpoint:
 
     routes: list[BaseRoute]
     run: Callable[[], AbstractAsyncContextManager[None]]
+    sessions: SessionLimiter
 
 
-def mcp_endpoint(get_state: StateGetter, *, llama: LlamaTools | None = None) -> McpEndpoint:
+def mcp_endpoint(
+    get_state: StateGetter,
+    *,
+    llama: LlamaTools | None = None,
+    sessions: McpSessionsConfig | None = None,
+) -> McpEndpoint:
     """The /mcp endpoint over `get_state()`, for an app whose middleware checks Host and
-    Origin (BrowserGuard). `llama`: add the llama_* tools."""
+    Origin (BrowserGuard). `llama`: add the llama_* tools; `sessions`: their bounds."""
+    limits = sessions or McpSessionsConfig()
     server = build_server(get_state, llama)
-    app = server.streamable_http_app(
+    server.streamable_http_app(
         streamable_http_path=PATH,
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+        session_idle_timeout=limits.idle_timeout,
+        max_sessions=limits.max_total,
     )
-    return McpEndpoint(routes=list(app.routes), run=server.session_manager.run)
+    manager = server.session_manager
+    limiter = SessionLimiter(manager.handle_request, limits)
+    return McpEndpoint(routes=[Route(PATH, limiter)], run=manager.run, sessions=limiter)

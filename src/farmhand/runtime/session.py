@@ -9,6 +9,7 @@ from pathlib import Path
 
 import anyio
 
+from farmhand.config.limits import SavedResultsConfig
 from farmhand.config.models import FarmhandConfig, McpServerConfig, ModelConfig
 from farmhand.errors import UnknownToolError
 from farmhand.messages import Message
@@ -22,6 +23,7 @@ from farmhand.toolsets.mcp.client import MCPToolset
 from farmhand.toolsets.mcp.discovery import DiscoveryToolset, ServerSource
 from farmhand.toolsets.mcp.elicitation import Asker
 from farmhand.toolsets.mcp.pool import MCPPool
+from farmhand.toolsets.saved_results import ResultArchive
 from farmhand.toolsets.wrappers import (
     DEFAULT_MAX_RESULT_CHARS,
     CappedResults,
@@ -38,6 +40,7 @@ class ToolSettings:
 
     tool_timeout: float = 30.0
     max_tool_result_chars: int = DEFAULT_MAX_RESULT_CHARS
+    saved_results: SavedResultsConfig = field(default_factory=SavedResultsConfig)
     jit_tools: bool = False
     jit_max_tools: int = 5
     jit_connect_eager: bool = False
@@ -107,7 +110,8 @@ class ServerToolsets:
                 "servers a request brings offer only read-only tools"
                 " (server.request_servers.allow_writes)",
             )
-        return CappedResults(inner, self.settings.max_tool_result_chars)
+        archive = ResultArchive(limits=self.settings.saved_results)
+        return CappedResults(inner, self.settings.max_tool_result_chars, archive)
 
     async def enter_all(
         self, stack: AsyncExitStack, servers: Sequence[McpServerConfig]
@@ -246,6 +250,7 @@ def tool_settings(config: FarmhandConfig, *, jit: bool | None = None) -> ToolSet
     return ToolSettings(
         tool_timeout=runtime.tool_timeout,
         max_tool_result_chars=runtime.max_tool_result_chars,
+        saved_results=runtime.saved_results,
         jit_tools=runtime.jit_tools if jit is None else jit,
         jit_max_tools=runtime.jit_max_tools,
         jit_connect_eager=runtime.jit_connect_eager,

@@ -79,7 +79,7 @@ def create_app(
 
     llama = llama_tools_for(config.llama_server, state.home, state.policy)
     # Host and Origin of /mcp are checked by BrowserGuard, like every other route.
-    mcp = mcp_endpoint(lambda: state, llama=llama)
+    mcp = mcp_endpoint(lambda: state, llama=llama, sessions=config.server.mcp_sessions)
     hosts = HostRule.allowing([*config.server.allowed_hosts, *allowed_hosts])
     origins = config.server.allowed_origins
 

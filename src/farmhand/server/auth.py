@@ -14,6 +14,7 @@ the handler.
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import os
 from collections.abc import Iterable
@@ -21,6 +22,7 @@ from collections.abc import Iterable
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from farmhand.errors import AuthError, ConfigError, RequestError, TooLargeError
+from farmhand.mcpserver.sessions import CLIENT_KEY
 from farmhand.server.browser_guard import OPEN_PATHS
 from farmhand.server.errors import dialect_for_path, error_response
 from farmhand.server.json_body import load_json, remember
@@ -68,7 +70,10 @@ class GateMiddleware:
             await self.app(scope, receive, send)
             return
         path: str = scope.get("path", "")
-        if self.api_keys and path not in OPEN_PATHS and not self._authorized(scope):
+        key = self._key(scope) if self.api_keys else None
+        if key is not None:  # names the client, for bounds per client (/mcp sessions)
+            scope[CLIENT_KEY] = hashlib.sha256(key).hexdigest()[:16]
+        elif self.api_keys and path not in OPEN_PATHS:
             refusal: RequestError = AuthError(
                 "missing or invalid API key; send it as `Authorization: Bearer <key>`"
                 " or `x-api-key: <key>` (the server's keys are set by FARMHAND_API_KEYS)"
@@ -116,8 +121,9 @@ class GateMiddleware:
                 return
         await self.app(scope, _replay(raw, receive), send)
 
-    def _authorized(self, scope: Scope) -> bool:
-        """A key as `Authorization: Bearer <key>` or as Anthropic's `x-api-key: <key>`."""
+    def _key(self, scope: Scope) -> bytes | None:
+        """The server's key the request sent as `Authorization: Bearer <key>` or as
+        Anthropic's `x-api-key: <key>`, if any."""
         offered: list[bytes] = []
         for name, value in scope.get("headers", []):
             if name == b"authorization":
@@ -126,7 +132,10 @@ class GateMiddleware:
                     offered.append(token.strip())
             elif name == b"x-api-key":
                 offered.append(bytes(value).strip())
-        return any(hmac.compare_digest(t, key) for t in offered for key in self.api_keys)
+        for key in self.api_keys:
+            if any(hmac.compare_digest(token, key) for token in offered):
+                return key
+        return None
 
     async def _too_large(self, scope: Scope, receive: Receive, send: Send) -> None:
         refusal = TooLargeError(

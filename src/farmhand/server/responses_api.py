@@ -17,13 +17,9 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from farmhand.dialects.responses_items import Conversation, chat_request, read_conversation
+from farmhand.dialects.responses_references import resolve_references
 from farmhand.dialects.responses_render import ResponseBuilder
-from farmhand.dialects.responses_request import (
-    ResponsesRequest,
-    parse_responses,
-    resolve_references,
-    with_item_ids,
-)
+from farmhand.dialects.responses_request import ResponsesRequest, parse_responses, with_item_ids
 from farmhand.errors import AnswerError, FarmhandError, RequestError
 from farmhand.server.errors import api_error, error_response
 from farmhand.server.json_body import json_object
@@ -61,7 +57,7 @@ class _Turn:
         history = previous.conversation if previous is not None else []
         parsed.input_items = with_item_ids(
             resolve_references(
-                parsed.input_items, lambda item_id: state.response_store().item(item_id)
+                parsed.input_items, state.response_store(), state.config.server.limits
             )
         )
         self.conversation = read_conversation(parsed, history)

@@ -207,6 +207,7 @@ async def _tools(
     settings = ToolSettings(
         tool_timeout=request.tool_timeout or configured.tool_timeout,
         max_tool_result_chars=configured.max_tool_result_chars,
+        saved_results=configured.saved_results,
         jit_tools=configured.jit_tools if request.jit_tools is None else request.jit_tools,
         jit_max_tools=request.jit_max_tools or configured.jit_max_tools,
         jit_connect_eager=configured.jit_connect_eager

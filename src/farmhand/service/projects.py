@@ -299,11 +299,15 @@ def state_for(state: ServiceState, project: Project) -> ServiceState:
     """The server's state with the project's config: same pool, provider cache (keyed by
     model config), task store and home, so a project chat costs no more than any other.
     The operator's `server:` section stays (a project cannot loosen the server's rules),
-    and a project written through the API counts as a client's config."""
+    and so does its `runtime.saved_results` (the disk is the operator's); a project written
+    through the API counts as a client's config."""
     if project.from_api:  # the operator's backend_hosts may have changed since it was written
         check_backends(project.config, state.policy, _source(project.namespace, project.name))
     state.task_store()  # opened here, so the copy shares it rather than opening its own
-    config = project.config.model_copy(update={"server": state.config.server})
+    runtime = project.config.runtime.model_copy(
+        update={"saved_results": state.config.runtime.saved_results}
+    )
+    config = project.config.model_copy(update={"server": state.config.server, "runtime": runtime})
     return dataclasses.replace(state, config=config, outside_config=project.from_api)
 
 

@@ -6,7 +6,9 @@ farmhand does. A stored response is its whole conversation: the input items it w
 (those of the responses before it included) and the response object with its output
 items, as JSON. They live in the same SQLite file as the tasks (`tasks.DATABASE_NAME`),
 in a table of their own, one connection, WAL journal: single-row statements. The ids of
-the items a response holds are indexed too, so a request can name one (`item_reference`).
+the items a response holds are indexed too, with the length of each one's JSON, so a
+request can name one (`item_reference`) and what its references expand to is known before
+any item is read.
 As OpenAI does, a response is kept for 30 days: older ones are removed when the store
 opens.
 """
@@ -16,6 +18,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,6 +26,7 @@ from typing import Any
 from farmhand.service.tasks import DATABASE_NAME, open_database
 
 KEPT_SECONDS = 30 * 24 * 3600
+_LOOKUP_BATCH = 500  # ids per `IN (...)`: far below SQLite's limit on variables
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
@@ -38,6 +42,7 @@ _ITEMS_SCHEMA = (
 CREATE TABLE IF NOT EXISTS response_items (
     item_id TEXT NOT NULL,
     response_id TEXT NOT NULL,
+    chars INTEGER,
     PRIMARY KEY (item_id, response_id)
 )
 """,
@@ -76,6 +81,10 @@ class ResponseStore:
         with self._lock:
             for statement in _ITEMS_SCHEMA:
                 self._db.execute(statement)
+            columns = {row[1] for row in self._db.execute("PRAGMA table_info(response_items)")}
+            if "chars" not in columns:  # a file from before sizes were indexed
+                self._db.execute("ALTER TABLE response_items ADD COLUMN chars INTEGER")
+                self._reindex()
             self._db.execute(
                 "DELETE FROM responses WHERE created_at < ?", (time.time() - KEPT_SECONDS,)
             )
@@ -97,16 +106,34 @@ class ResponseStore:
             json.dumps(response, ensure_ascii=False),
         )
         stored = StoredResponse(row[0], model, row[2], input_items, response)
-        ids = {i["id"] for i in stored.conversation if isinstance(i.get("id"), str)}
         with self._lock:
             self._db.execute(
                 "INSERT OR REPLACE INTO responses (id, model, created_at, input_items, response)"
                 " VALUES (?, ?, ?, ?, ?)",
                 row,
             )
-            self._db.executemany(
-                "INSERT OR IGNORE INTO response_items (item_id, response_id) VALUES (?, ?)",
-                [(item_id, stored.id) for item_id in ids],
+            self._index(stored)
+
+    def _index(self, stored: StoredResponse) -> None:
+        """Index the items of `stored` by id, each with the length of its JSON."""
+        sizes: dict[str, int] = {}
+        for item in stored.conversation:  # the first item of an id, as `item` finds it
+            item_id = item.get("id")
+            if isinstance(item_id, str) and item_id not in sizes:
+                sizes[item_id] = len(json.dumps(item, ensure_ascii=False))
+        rows = [(item_id, stored.id, chars) for item_id, chars in sizes.items()]
+        self._db.executemany(
+            "INSERT OR REPLACE INTO response_items (item_id, response_id, chars) VALUES (?, ?, ?)",
+            rows,
+        )
+
+    def _reindex(self) -> None:
+        self._db.execute("DELETE FROM response_items")
+        for row in self._db.execute(
+            "SELECT id, model, created_at, input_items, response FROM responses"
+        ).fetchall():
+            self._index(
+                StoredResponse(row[0], row[1], row[2], json.loads(row[3]), json.loads(row[4]))
             )
 
     def get(self, response_id: str) -> StoredResponse | None:
@@ -118,6 +145,44 @@ class ResponseStore:
         if row is None:
             return None
         return StoredResponse(row[0], row[1], row[2], json.loads(row[3]), json.loads(row[4]))
+
+    def item_sizes(self, item_ids: Iterable[str]) -> dict[str, int]:
+        """The length of the JSON of each stored item named in `item_ids` (the copy `item`
+        returns), from the index alone: ids that name no stored item are left out."""
+        return {item_id: chars for item_id, (_, chars) in self._newest(item_ids).items()}
+
+    def items(self, item_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
+        """The stored items named in `item_ids` (each the copy `item` returns), reading each
+        response that holds one once; ids that name no stored item are left out."""
+        by_response: dict[str, list[str]] = {}
+        for item_id, (response_id, _) in self._newest(item_ids).items():
+            by_response.setdefault(response_id, []).append(item_id)
+        found: dict[str, dict[str, Any]] = {}
+        for response_id, ids in by_response.items():
+            stored = self.get(response_id)
+            for item_id in ids:
+                item = stored.item(item_id) if stored is not None else None
+                if item is not None:
+                    found[item_id] = item
+        return found
+
+    def _newest(self, item_ids: Iterable[str]) -> dict[str, tuple[str, int]]:
+        """For each id that names a stored item: the newest response holding it, and the
+        length of the item's JSON there."""
+        newest: dict[str, tuple[str, int]] = {}
+        wanted = list(dict.fromkeys(item_ids))
+        for start in range(0, len(wanted), _LOOKUP_BATCH):
+            batch = wanted[start : start + _LOOKUP_BATCH]
+            marks = ", ".join("?" * len(batch))
+            with self._lock:
+                rows = self._db.execute(
+                    "SELECT item_id, response_id, chars FROM response_items"
+                    f" WHERE item_id IN ({marks}) ORDER BY rowid DESC",
+                    batch,
+                ).fetchall()
+            for item_id, response_id, chars in rows:
+                newest.setdefault(item_id, (response_id, chars))
+        return newest
 
     def item(self, item_id: str) -> dict[str, Any] | None:
         """The stored item with id `item_id` (an input or output item of a stored response,

@@ -2,7 +2,8 @@
 
 One operation for every face: Ollama's `/api/tools` and `/api/tools/search`, and the
 `search_tools` tool of farmhand's own MCP server. Servers go through the same request
-policy and the same pool as a chat's.
+policy and the same pool as a chat's. A pattern longer, or with more wildcards, than
+`server.limits` allows is refused before any server is asked.
 """
 
 from __future__ import annotations
@@ -11,11 +12,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from farmhand.config.limits import LimitsConfig
 from farmhand.config.models import McpServerConfig
+from farmhand.errors import RequestError
 from farmhand.runtime.session import ToolSettings
 from farmhand.service.chat import admit_servers, server_toolsets
 from farmhand.service.state import ServiceState
 from farmhand.tools.definition import SEPARATOR, ToolDefinition
+from farmhand.tools.glob import Glob
 from farmhand.toolsets.mcp.discovery import DiscoveryToolset
 from farmhand.toolsets.mcp.policy import ServerRequest
 
@@ -66,7 +70,9 @@ async def search_tools(
     context: str = "",
 ) -> ToolSearch:
     """Tools of the model's servers and the `requested` ones matching `pattern`, most
-    relevant first, each server a pooled session. PolicyError for refused servers."""
+    relevant first, each server a pooled session. PolicyError for refused servers,
+    RequestError for a pattern beyond `server.limits`."""
+    check_pattern(pattern, state.config.server.limits)
     servers = admit_servers(state, model_servers(state, model), requested)
     settings = ToolSettings(tool_timeout=state.config.runtime.tool_timeout)
     opener = server_toolsets(state, servers, settings)
@@ -76,3 +82,22 @@ async def search_tools(
     async with DiscoveryToolset(sources) as discovery:
         tools, problems = await discovery.search(pattern, context)
     return ToolSearch(pattern, tools, problems)
+
+
+def check_pattern(pattern: str, limits: LimitsConfig) -> None:
+    """RequestError (400) for a pattern longer, or with more wildcards, than `limits` allow."""
+    if len(pattern) > limits.max_search_pattern_chars:
+        raise RequestError(
+            f"pattern is {len(pattern)} characters long; a tool search takes at most"
+            f" {limits.max_search_pattern_chars} (the server's"
+            " server.limits.max_search_pattern_chars): send a shorter pattern",
+            param="pattern",
+        )
+    wildcards = Glob.parse(pattern).wildcards
+    if wildcards > limits.max_search_wildcards:
+        raise RequestError(
+            f"pattern has {wildcards} wildcards (*, ?, [...]); a tool search takes at most"
+            f" {limits.max_search_wildcards} (the server's server.limits.max_search_wildcards):"
+            " send a pattern with fewer",
+            param="pattern",
+        )

@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import re
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from farmhand.paths import farmhand_home
 from farmhand.tools.definition import SEPARATOR, ToolDefinition
 from farmhand.toolsets.base import ToolOutput, Toolset
+from farmhand.toolsets.saved_results import ResultArchive
 
 
 class PrefixedToolset:
@@ -93,14 +90,9 @@ def read_only_current(tool: ToolDefinition) -> bool:
 DEFAULT_MAX_RESULT_CHARS = 20_000
 
 
-def results_dir() -> Path:
-    """Where the full text of cut tool results is kept for the user to read."""
-    return farmhand_home() / "results"
-
-
 class CappedResults:
     """Cuts results longer than `max_chars` to their head and tail, with a marker in the
-    middle saying how much was cut and where the full text was saved.
+    middle saying how much was cut and where the full text was saved (`archive`).
 
     A small model's context cannot hold a 2 MB directory tree, and the start (headers,
     first entries) and the end (totals, the error at the bottom) carry most of the value.
@@ -111,11 +103,11 @@ class CappedResults:
         self,
         inner: Toolset,
         max_chars: int = DEFAULT_MAX_RESULT_CHARS,
-        save_dir: Callable[[], Path] = results_dir,
+        archive: ResultArchive | None = None,
     ) -> None:
         self.inner = inner
         self.max_chars = max_chars
-        self.save_dir = save_dir
+        self.archive = archive or ResultArchive()
 
     async def list_tools(self) -> list[ToolDefinition]:
         return await self.inner.list_tools()
@@ -125,28 +117,16 @@ class CappedResults:
         full = output.full_text if output.full_text is not None else output.text
         if len(output.text) <= self.max_chars:
             return output
-        saved = self._save(name, full)
+        saved = self.archive.save(name, full)
         return dataclasses.replace(
-            output, text=cut_middle(output.text, self.max_chars, saved), full_text=full
+            output, text=cut_middle(output.text, self.max_chars, saved.where()), full_text=full
         )
 
-    def _save(self, name: str, text: str) -> Path | None:
-        directory = self.save_dir()
-        digest = hashlib.sha256(text.encode()).hexdigest()[:10]
-        safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
-        path = directory / f"{time.strftime('%Y%m%d-%H%M%S')}-{safe}-{digest}.txt"
-        try:
-            directory.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
-        except OSError:
-            return None  # a full disk must not fail the call; the marker says it was not saved
-        return path
 
-
-def cut_middle(text: str, max_chars: int, saved: Path | None) -> str:
-    """`text` as its head and tail around a marker, `max_chars` long at most (the marker
-    included, unless max_chars is too small to hold it)."""
-    where = f"the full text is in {saved}" if saved else "the full text could not be saved"
+def cut_middle(text: str, max_chars: int, where: str) -> str:
+    """`text` as its head and tail around a marker that says how much was cut and `where`
+    the full text is, `max_chars` long at most (the marker included, unless max_chars is
+    too small to hold it)."""
     marker = f"\n\n[... {{cut}} of {len(text)} characters cut here; {where} ...]\n\n"
     keep = max(max_chars - len(marker.format(cut=len(text))), 0)
     head = keep * 2 // 3  # the head usually matters more: headings, first entries

@@ -10,7 +10,6 @@ Servers start at the first discovery that needs them, unless `connect_eager`.
 from __future__ import annotations
 
 import dataclasses
-import fnmatch
 import re
 from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
@@ -23,6 +22,7 @@ from anyio.abc import TaskGroup
 from farmhand.errors import ToolError, ToolServerError
 from farmhand.messages import Message
 from farmhand.tools.definition import SEPARATOR, ToolDefinition
+from farmhand.tools.glob import Glob
 from farmhand.toolsets.base import ToolOutput, Toolset
 
 DISCOVER = "mcp_discover"
@@ -128,7 +128,8 @@ class DiscoveryToolset:
         """Every tool matching `pattern`, most relevant first, and a note on servers that
         could not be reached (empty when all answered)."""
         tools, problems = await self.all_tools()
-        matching = [t for t in tools if matches(pattern, t)]
+        glob = tool_glob(pattern)
+        matching = [t for t in tools if matches(glob, t)]
         ranked = rank_tools(matching, pattern, context)
         return ranked, "; ".join(problems)
 
@@ -222,16 +223,19 @@ class DiscoveryToolset:
             connection.ready.set()
 
 
-def matches(pattern: str, tool: ToolDefinition) -> bool:
-    """Glob over the `server:tool` name, the server's name alone (`*git*` means every git
-    tool) and the description, case-insensitive; a pattern without wildcards matches
-    anywhere (`file` means `*file*`)."""
-    glob = pattern.strip().lower() or "*"
-    if not any(c in glob for c in "*?["):
-        glob = f"*{glob}*"
+def tool_glob(pattern: str) -> Glob:
+    """A search pattern as the glob `matches` uses: case-insensitive, and a pattern without
+    wildcards matches anywhere (`file` means `*file*`)."""
+    glob = Glob.parse(pattern.strip().lower() or "*")
+    return glob if glob.wildcards else Glob.parse(f"*{pattern.strip().lower()}*")
+
+
+def matches(glob: Glob, tool: ToolDefinition) -> bool:
+    """Whether `glob` (`tool_glob`) matches the `server:tool` name, the server's name alone
+    (`*git*` means every git tool) or the description."""
     name = tool.name.lower()
     texts = (name, name.split(SEPARATOR, 1)[0], " ".join(tool.description.lower().split()))
-    return any(fnmatch.fnmatchcase(text, glob) for text in texts)
+    return any(glob.match(text) for text in texts)
 
 
 def _first_line(text: str) -> str:
