@@ -86,6 +86,10 @@ def parse_command(
         else:
             events = parser.feed(sys.stdin.read()) + parser.finish()
     result = {"family": slug, **ParsedMessage.from_events(events).to_json()}
+    # Families that read several shapes (hermes, known_shapes) say which the calls came in.
+    shape = getattr(parser, "shape", "")
+    if shape and result["tool_calls"]:
+        result["shape"] = shape
     console.print_json(json.dumps(result, ensure_ascii=False))
 
 

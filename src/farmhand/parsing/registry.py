@@ -26,6 +26,9 @@ FAMILIES: dict[str, str] = {
     "command_r7b": "farmhand.parsing.command_r:CommandR7BParser",
     "deepseek_r1": "farmhand.parsing.deepseek_r1:DeepSeekR1Parser",
     "generic": "farmhand.parsing.generic:GenericParser",
+    # A model no family knows, without a template: generic's envelope, then the shapes
+    # models write most (see parsing/known_shapes).
+    "known_shapes": "farmhand.parsing.known_shapes:KnownShapesParser",
     "qwen3_coder": "farmhand.parsing.qwen3_coder:Qwen3CoderParser",
     "seed_oss": "farmhand.parsing.seed_oss:SeedOssParser",
     "gpt_oss": "farmhand.parsing.harmony:HarmonyParser",
@@ -75,6 +78,8 @@ ALIASES: dict[str, str] = {
     "command_r": "command_r7b",
     "deepseek": "deepseek_r1",
     "json": "generic",
+    "any": "known_shapes",
+    "unknown": "known_shapes",
     "qwen3_xml": "qwen3_coder",
     "qwen3.5": "qwen3_coder",
     "nemotron_3": "qwen3_coder",
