@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection
+from typing import ClassVar
 
 from farmhand.messages import ToolCall
 from farmhand.parsing.base import FamilyParser, ParserOptions, call_from_object, is_known_tool
@@ -59,6 +60,8 @@ def _closing(tag: str) -> str:
 class HermesParser(FamilyParser):
     family = "hermes_2_pro"
     assistant_start = ("<|im_start|>assistant\n",)
+    # Tags (of OTHER_TAGS) that are this family's own call tag: a call whatever follows.
+    call_tags: ClassVar[tuple[str, ...]] = ()
 
     def __init__(
         self, known_names: Collection[str] | None = None, *, options: ParserOptions | None = None
@@ -143,7 +146,7 @@ class HermesParser(FamilyParser):
         self._open_object(
             index,
             index + head_at,
-            tagged=marker == TOOL_CALL_TAG,
+            tagged=marker == TOOL_CALL_TAG or marker in self.call_tags,
             bare=marker == "{" and not fence,
             closers=closers,
         )

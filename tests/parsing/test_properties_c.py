@@ -1,0 +1,156 @@
+"""Properties of the families added for issue 28 (the 2026 families, the wrong wrappers and
+the known shapes), on generated outputs built from their own markup: fed in any split, one
+character at a time included, a parser gives what it gives for the whole output; garbage
+never raises; a damaged well-formed output parses alike in any split; the argument deltas a
+call streams add up to its arguments. (test_properties runs every family on the older
+families' markup as well.)"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from tests.parsing.helpers import damaged, events_of, split_at, view
+
+from farmhand.messages import StreamEvent, ToolCallDelta, ToolCallEvent
+from farmhand.parsing.base import ParserOptions
+from farmhand.parsing.registry import family_class, parser_for
+
+FAMILIES = [
+    "deepseek_v4", "kimi_k3", "hy3", "step3", "minimax_m1", "toolace", "granite_20b_fc",
+    "known_shapes", "hermes_2_pro", "qwen3_8",
+]  # fmt: skip
+
+D = "\uff5cDSML\uff5c"
+MARKUP = [
+    f"<{D}tool_calls>", f"</{D}tool_calls>", f'<{D}invoke name="f">', f"</{D}invoke>",
+    f'<{D}parameter name="a" string="false">', f"</{D}parameter>",
+    "<|open|>tools<|sep|>", "<|close|>tools<|sep|>", '<|open|>call tool="f" index="1"<|sep|>',
+    "<|close|>call<|sep|>", '<|open|>argument key="a" type="string"<|sep|>',
+    '<|open|>argument key="b" type="integer"<|sep|>', "<|close|>argument<|sep|>",
+    "<|open|>think<|sep|>", "<|close|>think<|sep|>", "<|open|>response<|sep|>",
+    "<|close|>response<|sep|>", "<tool_calls>", "</tool_calls>", "<tool_call>", "</tool_call>",
+    "f<tool_sep>", "<arg_key>a</arg_key>", "<arg_value>", "</arg_value>",
+    "<\uff5ctool_calls_begin\uff5c>", "<\uff5ctool_call_begin\uff5c>function<\uff5ctool_sep\uff5c>",
+    '<steptml:invoke name="f">', '<steptml:parameter name="a">', "</steptml:parameter>",
+    "</steptml:invoke>", "<\uff5ctool_call_end\uff5c>", "<\uff5ctool_calls_end\uff5c>",
+    "[f(", "a=1", ", ", ")]", "<function_call> ", "<tools>\n", "</tools>", "```json\n", "```\n",
+    "```python\n", "```", "<function=f>", "<parameter=a>", "</parameter>", "</function>",
+    "<think>", "</think>", '{"name": "f", "arguments": ', '{"name": "g", "arguments": ',
+    '{"tool_call": ', '{"type": "function", "function": ', '{"a": 1}', "{", "}", "[", "]",
+    '"', "\\", ",", "\n", " ",
+]  # fmt: skip
+
+values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=6),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner),
+    max_leaves=5,
+)
+outputs = st.lists(
+    st.sampled_from(MARKUP) | st.text(max_size=10) | values.map(json.dumps), max_size=14
+).map("".join)
+
+SCHEMAS = {"f": {"type": "object", "properties": {"a": {"type": "string"}, "b": {}}}}
+OPTIONS: list[dict[str, Any]] = [
+    {"reasoning_format": "none"},
+    {"reasoning_format": "auto"},
+    {"reasoning_format": "auto", "thinking_forced_open": True},
+    {"known_names": frozenset({"f"}), "parallel_tool_calls": False},
+    {"known_names": frozenset({"f"}), "tool_schemas": SCHEMAS},
+]
+
+
+def _view(family: str, pieces: list[str], options: dict[str, Any]) -> dict[str, Any]:
+    return view(events_of(family_class(family), "".join(pieces), pieces=pieces, **options))
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    text=outputs,
+    cuts=st.lists(st.integers(min_value=0, max_value=400), max_size=6),
+    which=st.integers(0, 4),
+)
+def test_any_split_parses_like_the_whole(
+    family: str, text: str, cuts: list[int], which: int
+) -> None:
+    options = OPTIONS[which]
+    whole = _view(family, [text], options)
+    assert _view(family, split_at(text, cuts), options) == whole
+    assert _view(family, list(text), options) == whole
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+@settings(max_examples=80, deadline=None)
+@given(text=st.text(max_size=200) | outputs)
+def test_garbage_never_raises(family: str, text: str) -> None:
+    message = _view(family, [text], {"tool_schemas": {"f": {"properties": {"k": {}}}}})
+    assert isinstance(message["content"], str)
+
+
+# A well-formed output of each family (calls, text, reasoning), damaged by the test.
+WELL_FORMED = {
+    "deepseek_v4": (
+        f'<think>p</think>ok<{D}tool_calls>\n<{D}invoke name="f">\n'
+        f'<{D}parameter name="a" string="true">x y</{D}parameter>\n</{D}invoke>\n</{D}tool_calls>'
+    ),
+    "kimi_k3": (
+        "<|open|>think<|sep|>p<|close|>think<|sep|><|open|>response<|sep|>ok<|close|>response"
+        '<|sep|><|open|>tools<|sep|><|open|>call tool="f" index="1"<|sep|><|open|>argument'
+        ' key="a" type="string"<|sep|>x y<|close|>argument<|sep|><|open|>argument key="b"'
+        ' type="object"<|sep|>{"c": [1]}<|close|>argument<|sep|><|close|>call<|sep|>'
+        "<|close|>tools<|sep|>"
+    ),
+    "hy3": (
+        "<think>p</think>ok<tool_calls><tool_call>f<tool_sep><arg_key>a</arg_key><arg_value>"
+        "x y</arg_value></tool_call></tool_calls>"
+    ),
+    "step3": (
+        "ok<\uff5ctool_calls_begin\uff5c><\uff5ctool_call_begin\uff5c>function<\uff5ctool_sep\uff5c>"
+        '<steptml:invoke name="f"><steptml:parameter name="a">x y</steptml:parameter>'
+        "</steptml:invoke><\uff5ctool_call_end\uff5c><\uff5ctool_calls_end\uff5c>"
+    ),
+    "minimax_m1": '<think>p</think>ok<tool_calls>\n{"name": "f", "arguments": {"a": "x"}}\n'
+    '{"name": "g", "arguments": {}}\n</tool_calls>',
+    "toolace": '[f(a="x y", b=[1, 2]), g()]',
+    "granite_20b_fc": 'ok <function_call> {"name": "f", "arguments": {"a": "x"}}',
+    "known_shapes": 'I will.\n```json\n{"name": "f", "arguments": {"a": "x"}}\n```',
+    "hermes_2_pro": '<tools>\n{"name": "f", "arguments": {"a": "x"}}\n</tools>',
+    "qwen3_8": "<think>p\n<tool_call>\n<function=f>\n<parameter=a>\nx y\n</parameter>\n"
+    "</function>\n</tool_call>",
+}
+
+@pytest.mark.parametrize("family", FAMILIES)
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), cut=st.integers(0, 300))
+def test_damaged_output_parses_alike_in_any_split(
+    family: str, data: st.DataObject, cut: int
+) -> None:
+    text = data.draw(
+        damaged(st.tuples(st.just(WELL_FORMED[family]), st.none()), st.sampled_from(MARKUP))
+    )
+    options = {"reasoning_format": "auto"}
+    cut %= len(text) + 1
+    whole = _view(family, [text], options)
+    assert _view(family, [text[:cut], text[cut:]], options) == whole
+    assert _view(family, list(text), options) == whole
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_streamed_argument_pieces_add_up_to_each_call(family: str) -> None:
+    parser = parser_for(None, None, None, family=family, options=ParserOptions())
+    events: list[StreamEvent] = []
+    for ch in WELL_FORMED[family]:
+        events += parser.feed(ch)
+    events += parser.finish()
+    streamed: dict[int, str] = {}
+    for event in events:
+        if isinstance(event, ToolCallDelta):
+            streamed[event.index] = streamed.get(event.index, "") + event.arguments
+    calls = [e.call for e in events if isinstance(e, ToolCallEvent)]
+    assert calls
+    for index, call in enumerate(calls):
+        assert json.loads(streamed[index]) == call.arguments
