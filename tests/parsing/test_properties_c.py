@@ -123,6 +123,7 @@ WELL_FORMED = {
     "</function>\n</tool_call>",
 }
 
+
 @pytest.mark.parametrize("family", FAMILIES)
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data(), cut=st.integers(0, 300))

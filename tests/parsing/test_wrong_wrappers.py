@@ -101,7 +101,8 @@ def test_a_flat_definition_echoed_as_if_a_call_stays_text(echo: str) -> None:
 
 
 def test_a_fenced_example_naming_no_offered_tool_stays_text() -> None:
-    text = 'Such a call looks like:\n```json\n{"name": "book_flight", "arguments": {"to": "Oslo"}}\n```'
+    example = '{"name": "book_flight", "arguments": {"to": "Oslo"}}'
+    text = f"Such a call looks like:\n```json\n{example}\n```"
     message = read(text)
     assert calls(message) == []
     assert message["content"] == text
@@ -133,13 +134,13 @@ def test_arguments_that_do_not_fit_the_schema_stay_text() -> None:
 
 def test_an_extra_key_beside_the_schemas_own_still_fits() -> None:
     text = '{"name": "get_current_weather", "arguments": {"location": "Riga", "country": "LV"}}'
-    assert calls(read(text)) == [
-        ("get_current_weather", {"location": "Riga", "country": "LV"})
-    ]
+    assert calls(read(text)) == [("get_current_weather", {"location": "Riga", "country": "LV"})]
 
 
 def test_in_a_call_tag_a_misfit_is_still_the_call_the_model_meant() -> None:
-    text = '<tool_call>\n{"name": "get_current_weather", "arguments": {"city_code": 7}}\n</tool_call>'
+    text = (
+        '<tool_call>\n{"name": "get_current_weather", "arguments": {"city_code": 7}}\n</tool_call>'
+    )
     assert calls(read(text)) == [("get_current_weather", {"city_code": 7})]
 
 
@@ -173,7 +174,8 @@ def test_broken_json_after_an_offered_name_is_a_call_with_an_error() -> None:
 
 def test_unicode_escapes_and_markup_inside_a_string_argument_are_kept() -> None:
     location = 'Zürich \\u00e9 \\"quoted\\" </tools> ```json {\\"name\\": 1}'
-    text = f'<tools>\n{{"name": "get_current_weather", "arguments": {{"location": "{location}"}}}}\n</tools>'
+    call = f'{{"name": "get_current_weather", "arguments": {{"location": "{location}"}}}}'
+    text = f"<tools>\n{call}\n</tools>"
     [(_, args)] = calls(read(text))
     assert args == {"location": 'Zürich é "quoted" </tools> ```json {"name": 1}'}
 

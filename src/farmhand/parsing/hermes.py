@@ -140,9 +140,15 @@ class HermesParser(FamilyParser):
         if not _CALL_HEAD.match(head):
             if not final and (not head or _CALL_HEAD_PREFIXES.match(head)):
                 return None
+            if marker in self.call_tags and (not head or _CALL_HEAD_PREFIXES.match(head)):
+                self._emit_text(index)  # the output ended right after the model's call tag
+                self.buf = ""
+                self._call_done(cut_off(None, rest))
+                return False
             return False
         closers = ([_closing(marker)] if marker != "{" else []) + ([FENCE] if fence else [])
-        self.shape = SHAPES[FENCE] if fence and marker == "{" else SHAPES.get(marker, marker + " tag")
+        bare_in_fence = fence and marker == "{"
+        self.shape = SHAPES[FENCE] if bare_in_fence else SHAPES.get(marker, marker + " tag")
         self._open_object(
             index,
             index + head_at,

@@ -59,6 +59,9 @@ class MiniMaxM1Parser(CursorParser):
             self._mode = "after" if self._block_calls else "broken_empty"
         elif self._may_become(BLOCK_CLOSE) and not final:
             return False
+        elif self._may_become(BLOCK_CLOSE) and self._block_calls:
+            self._at = len(self.buf)  # the output ended inside the closing tag: not text
+            return False
         else:
             self._mode = "broken" if not self._block_calls else "text"
         return True

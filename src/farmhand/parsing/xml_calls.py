@@ -68,7 +68,8 @@ class XmlFormat:
     skipped: tuple[str, ...] = ()
 
     def example(self) -> str:
-        head = self.call_open + "NAME" + (self.name_ends[0] if not self.name_end_kept else "")
+        name = f' {self.name_after}"NAME"' if self.name_after else "NAME"
+        head = self.call_open + name + (self.name_ends[0] if not self.name_end_kept else "")
         param = self.param_open + "KEY" + self.key_end + self.head_end + self.value_open
         return self.block_open + head + param + "VALUE" + self.param_close + self.call_close
 
@@ -118,7 +119,9 @@ class XmlCallParser(CursorParser):
     def _in_block(self, final: bool) -> bool:
         """Inside a block, between calls: the next call, the block's end, or neither."""
         if not self._skip_whitespace():
-            if final:
+            if final and self._inside_block and not self._block_calls:
+                self._end_cut_off()  # the output ended right after the block opened
+            elif final:
                 self._mode = "text"
             return False
         xml = self.xml
@@ -133,15 +136,23 @@ class XmlCallParser(CursorParser):
             self._at += len(xml.block_close)
             self._inside_block = False
             self._mode = "after"
-        elif not final and any(
-            self._may_become(t) for t in (xml.call_open, xml.block_close, *xml.skipped)
-        ):
+        elif not final and self._may_become_token():
+            return False
+        elif self._may_become_token():  # the output ended inside a token of the block
+            if self._block_calls:
+                self._at = len(self.buf)
+            else:
+                self._end_cut_off()
             return False
         elif self._inside_block and self._block_calls == 0:
             self._open_broken()  # a block that holds no call it can read
         else:
             self._mode = "text"  # the block ended without its closing tag
         return True
+
+    def _may_become_token(self) -> bool:
+        xml = self.xml
+        return any(self._may_become(t) for t in (xml.call_open, xml.block_close, *xml.skipped))
 
     def _in_name(self, final: bool) -> bool:
         self._name = ""
@@ -202,7 +213,9 @@ class XmlCallParser(CursorParser):
             self._finish_call()
             self._inside_block = self._inside_block and bool(xml.call_close)
             self._mode = "block" if self._inside_block or xml.call_close else "after"
-        elif not final and (self._may_become(xml.param_open) or self._may_become(close)):
+        elif self._may_become(xml.param_open) or self._may_become(close):
+            if final:  # the output ended inside the next tag
+                self._end_cut_off()
             return False
         else:
             self._open_broken()
