@@ -16,17 +16,17 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from farmhand.parsing.base import CursorParser, ParserOptions, call_from_object
-from farmhand.parsing.broken import CALL_OBJECT, cut_off, not_a_call_object, unreadable
+from farmhand.parsing.base import ParserOptions
+from farmhand.parsing.block_json import BlockJsonReading
+from farmhand.parsing.broken import CALL_OBJECT, cut_off, unreadable
 from farmhand.parsing.reader import CallObjectReader
-from farmhand.parsing.scan import feed_until
 
 BLOCK_OPEN = "<tool_calls>"
 BLOCK_CLOSE = "</tool_calls>"
 _EXPECTED = f"{BLOCK_OPEN} and one {CALL_OBJECT} a line"
 
 
-class MiniMaxM1Parser(CursorParser):
+class MiniMaxM1Parser(BlockJsonReading):
     family = "minimax_m1"
     assistant_start = ("<beginning_of_sentence>ai name=MiniMax AI\n",)
 
@@ -73,31 +73,12 @@ class MiniMaxM1Parser(CursorParser):
         return True
 
     def _in_object(self, final: bool) -> bool:
-        reader = self._reader
-        end, fed, stopped = feed_until(reader, self.buf, (BLOCK_CLOSE,), final, self._at)
-        while end is None and stopped and reader.scanner.in_string:
-            # The closing tag inside a JSON string is part of the value.
-            reader.feed(BLOCK_CLOSE)
-            start = fed + len(BLOCK_CLOSE)
-            end, fed, stopped = feed_until(reader, self.buf, (BLOCK_CLOSE,), final, start)
-        if reader.invalid:
-            self._at = fed
-            self._mode = "broken"
-            return True
-        self._at = fed if end is None else end
-        if reader.name is not None:
-            self._call_started(reader.name)
-            self._call_progress(reader)
-        if end is None:
-            if not stopped and not final:
-                return False
-            self._call_done(cut_off(reader.name, reader.scanner.raw))
-        else:
-            value, ok = reader.value()
-            call = call_from_object(value) if ok else None
-            self._call_done(call or not_a_call_object(reader.name, reader.scanner.raw, json_ok=ok))
-        self._block_calls += 1
-        self._mode = "block"
+        read = self._block_json_call(self._reader, BLOCK_CLOSE, final)
+        if read == "wait":
+            return False
+        if read == "done":
+            self._block_calls += 1
+        self._mode = "block" if read == "done" else "broken"
         return True
 
     def _in_broken(self, final: bool) -> bool:

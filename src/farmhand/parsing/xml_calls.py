@@ -32,11 +32,12 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from farmhand.messages import ToolCall
-from farmhand.parsing.base import CursorParser, ParserOptions, call_from_object
-from farmhand.parsing.broken import BrokenBody, cut_off, not_a_call_object, unreadable
+from farmhand.parsing.base import ParserOptions
+from farmhand.parsing.block_json import BlockJsonReading
+from farmhand.parsing.broken import BrokenBody, cut_off, unreadable
 from farmhand.parsing.json_text import JsonText, escaped
 from farmhand.parsing.reader import CallObjectReader
-from farmhand.parsing.scan import compact_json, feed_until, held_prefix
+from farmhand.parsing.scan import compact_json, held_prefix
 from farmhand.parsing.schema_values import parameter_schema, schema_types, typed_value
 
 # A name or key longer than this is not one: the call is broken.
@@ -74,7 +75,7 @@ class XmlFormat:
         return self.block_open + head + param + "VALUE" + self.param_close + self.call_close
 
 
-class XmlCallParser(CursorParser):
+class XmlCallParser(BlockJsonReading):
     """A family whose calls are in an `XmlFormat`: set `xml` on the subclass."""
 
     xml: ClassVar[XmlFormat]
@@ -339,28 +340,12 @@ class XmlCallParser(CursorParser):
     def _in_json(self, final: bool) -> bool:
         reader = self._reader
         assert reader is not None
-        close = self.xml.block_close
-        end, fed, stopped = feed_until(reader, self.buf, (close,), final, self._at)
-        while end is None and stopped and reader.scanner.in_string:
-            # The closing tag inside a JSON string is part of the value.
-            reader.feed(close)
-            end, fed, stopped = feed_until(reader, self.buf, (close,), final, fed + len(close))
-        if reader.invalid:
-            self._at = fed
+        read = self._block_json_call(reader, self.xml.block_close, final)
+        if read == "wait":
+            return False
+        if read == "broken":
             self._open_broken()
             return True
-        self._at = fed if end is None else end
-        if reader.name is not None:
-            self._call_started(reader.name)
-            self._call_progress(reader)
-        if end is None:
-            if not stopped and not final:
-                return False
-            self._call_done(cut_off(reader.name, reader.scanner.raw))
-        else:
-            value, ok = reader.value()
-            call = call_from_object(value) if ok else None
-            self._call_done(call or not_a_call_object(reader.name, reader.scanner.raw, json_ok=ok))
         self._block_calls += 1
         self._mode = "json_close"
         return True
