@@ -140,3 +140,13 @@ def test_only_auto_combines_with_a_template(tmp_path: Path) -> None:
     template.write_bytes(b"\xff\xfe not text")
     result = runner.invoke(app, ["parse", "--template", str(template)], input="x")
     assert result.exit_code == 1 and "not UTF-8 text" in result.output
+
+
+def test_parse_says_which_shape_the_calls_came_in() -> None:
+    call = '{"name": "get_weather", "arguments": {"city": "Riga"}}'
+    out = parse(f"<tools>\n{call}\n</tools>", "--tools", "get_weather")
+    assert out["shape"] == "<tools> tag"
+    assert out["tool_calls"] == [{"name": "get_weather", "arguments": {"city": "Riga"}}]
+    unknown = parse(f"Sure:\n```json\n{call}\n```", "--family", "any", "--tools", "get_weather")
+    assert (unknown["family"], unknown["shape"]) == ("known_shapes", "code fence")
+    assert "shape" not in parse(f"<tool_call>{call}</tool_call>")  # the family's own tag

@@ -1,7 +1,9 @@
-"""Properties of the families added for issue 14 (helper B's), on generated outputs built
-from their own markup: fed in any split a parser gives what it gives for the whole output,
-and garbage never raises (test_properties covers every family with the older families'
-markup; this adds the markup these families react to)."""
+"""Properties of the families added for issue 14 (helper B's) and issue 28 (the 2026 families,
+the wrong wrappers, the known shapes), on generated outputs built from their own markup: fed
+in any split, one character at a time included, a parser gives what it gives for the whole
+output; garbage never raises; a damaged well-formed output parses alike in any split; the
+argument deltas a call streams add up to its arguments (test_properties covers every family
+with the older families' markup; this adds the markup these families react to)."""
 
 from __future__ import annotations
 
@@ -21,8 +23,12 @@ FAMILIES = [
     "lfm2", "llama4_pythonic", "gemma4", "function_gemma", "gemma", "reka", "magistral",
     "command_r_plus", "minicpm", "granite", "granite4", "gigachat", "apriel", "apertus",
     "phi4_mini", "internlm", "jamba", "ernie4_5",
+    # issue 28
+    "deepseek_v4", "kimi_k3", "hy3", "step3", "minimax_m1", "toolace", "granite_20b_fc",
+    "known_shapes", "hermes_2_pro", "qwen3_8",
 ]  # fmt: skip
 
+D = "\uff5cDSML\uff5c"
 MARKUP = [
     "<|tool_call_start|>", "<|tool_call_end|>", "[f(", "a=1", ", ", ")]", "'x'", "<|python_start|>",
     "<|tool_call>", "call:f{", 'k:<|"|>v<|"|>', "}<tool_call|>", "<|channel>thought\n",
@@ -35,6 +41,23 @@ MARKUP = [
     "<|action_start|><|plugin|>", "<|action_end|>", "<tool_call>", "</tool_call>", "<think>",
     "</think>", '{"name": "f", "arguments": ', '{"f": ', '{"tool_name": "f", "parameters": ',
     "{", "}", "[", "]", '"', "\\", ",", "\n", " ",
+    # issue 28
+    f"<{D}tool_calls>", f"</{D}tool_calls>", f'<{D}invoke name="f">', f"</{D}invoke>",
+    f'<{D}parameter name="a" string="false">', f"</{D}parameter>",
+    "<|open|>tools<|sep|>", "<|close|>tools<|sep|>", '<|open|>call tool="f" index="1"<|sep|>',
+    "<|close|>call<|sep|>", '<|open|>argument key="a" type="string"<|sep|>',
+    '<|open|>argument key="b" type="integer"<|sep|>', "<|close|>argument<|sep|>",
+    "<|open|>think<|sep|>", "<|close|>think<|sep|>", "<|open|>response<|sep|>",
+    "<|close|>response<|sep|>", "<tool_calls>", "</tool_calls>", "<tool_call>", "</tool_call>",
+    "f<tool_sep>", "<arg_key>a</arg_key>", "<arg_value>", "</arg_value>",
+    "<\uff5ctool_calls_begin\uff5c>", "<\uff5ctool_call_begin\uff5c>function<\uff5ctool_sep\uff5c>",
+    '<steptml:invoke name="f">', '<steptml:parameter name="a">', "</steptml:parameter>",
+    "</steptml:invoke>", "<\uff5ctool_call_end\uff5c>", "<\uff5ctool_calls_end\uff5c>",
+    "[f(", "a=1", ", ", ")]", "<function_call> ", "<tools>\n", "</tools>", "```json\n", "```\n",
+    "```python\n", "```", "<function=f>", "<parameter=a>", "</parameter>", "</function>",
+    "<think>", "</think>", '{"name": "f", "arguments": ', '{"name": "g", "arguments": ',
+    '{"tool_call": ', '{"type": "function", "function": ', '{"a": 1}', "{", "}", "[", "]",
+    '"', "\\", ",", "\n", " ",
 ]  # fmt: skip
 
 values = st.recursive(
@@ -46,11 +69,13 @@ outputs = st.lists(
     st.sampled_from(MARKUP) | st.text(max_size=10) | values.map(json.dumps), max_size=14
 ).map("".join)
 
+SCHEMAS = {"f": {"type": "object", "properties": {"a": {"type": "string"}, "b": {}}}}
 OPTIONS: list[dict[str, Any]] = [
     {"reasoning_format": "none"},
     {"reasoning_format": "auto"},
     {"reasoning_format": "auto", "thinking_forced_open": True},
     {"known_names": frozenset({"f"}), "parallel_tool_calls": False},
+    {"known_names": frozenset({"f"}), "tool_schemas": SCHEMAS},
 ]
 
 
@@ -63,7 +88,7 @@ def _view(family: str, pieces: list[str], options: dict[str, Any]) -> dict[str, 
 @given(
     text=outputs,
     cuts=st.lists(st.integers(min_value=0, max_value=400), max_size=6),
-    which=st.integers(0, 3),
+    which=st.integers(0, 4),
 )
 def test_any_split_parses_like_the_whole(
     family: str, text: str, cuts: list[int], which: int
@@ -102,6 +127,35 @@ WELL_FORMED = {
     "internlm": 'ok<|action_start|><|plugin|>\n{"name": "f", "parameters": {}}<|action_end|>',
     "jamba": 'ok<tool_calls>[{"name": "f", "arguments": {"a": "x"}}]</tool_calls>',
     "ernie4_5": 'plan</think><tool_call>\n{"name": "f", "arguments": {}}\n</tool_call>',
+    # issue 28
+    "deepseek_v4": (
+        f'<think>p</think>ok<{D}tool_calls>\n<{D}invoke name="f">\n'
+        f'<{D}parameter name="a" string="true">x y</{D}parameter>\n</{D}invoke>\n</{D}tool_calls>'
+    ),
+    "kimi_k3": (
+        "<|open|>think<|sep|>p<|close|>think<|sep|><|open|>response<|sep|>ok<|close|>response"
+        '<|sep|><|open|>tools<|sep|><|open|>call tool="f" index="1"<|sep|><|open|>argument'
+        ' key="a" type="string"<|sep|>x y<|close|>argument<|sep|><|open|>argument key="b"'
+        ' type="object"<|sep|>{"c": [1]}<|close|>argument<|sep|><|close|>call<|sep|>'
+        "<|close|>tools<|sep|>"
+    ),
+    "hy3": (
+        "<think>p</think>ok<tool_calls><tool_call>f<tool_sep><arg_key>a</arg_key><arg_value>"
+        "x y</arg_value></tool_call></tool_calls>"
+    ),
+    "step3": (
+        "ok<\uff5ctool_calls_begin\uff5c><\uff5ctool_call_begin\uff5c>function<\uff5ctool_sep\uff5c>"
+        '<steptml:invoke name="f"><steptml:parameter name="a">x y</steptml:parameter>'
+        "</steptml:invoke><\uff5ctool_call_end\uff5c><\uff5ctool_calls_end\uff5c>"
+    ),
+    "minimax_m1": '<think>p</think>ok<tool_calls>\n{"name": "f", "arguments": {"a": "x"}}\n'
+    '{"name": "g", "arguments": {}}\n</tool_calls>',
+    "toolace": '[f(a="x y", b=[1, 2]), g()]',
+    "granite_20b_fc": 'ok <function_call> {"name": "f", "arguments": {"a": "x"}}',
+    "known_shapes": 'I will.\n```json\n{"name": "f", "arguments": {"a": "x"}}\n```',
+    "hermes_2_pro": '<tools>\n{"name": "f", "arguments": {"a": "x"}}\n</tools>',
+    "qwen3_8": "<think>p\n<tool_call>\n<function=f>\n<parameter=a>\nx y\n</parameter>\n"
+    "</function>\n</tool_call>",
 }
 
 

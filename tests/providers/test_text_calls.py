@@ -70,7 +70,7 @@ async def test_no_tools_no_rescue() -> None:
     assert calls_of(events) == []
 
 
-def test_the_family_comes_from_tool_parser_else_the_model_name() -> None:
+def test_the_family_comes_from_tool_parser_else_the_model_name_else_the_known_shapes() -> None:
     assert rescue_family("hermes", "anything") == "hermes_2_pro"
     assert rescue_family(None, "qwen2.5-coder:0.5b") == "hermes_2_pro"
-    assert rescue_family(None, "some-unknown-model") == "generic"
+    assert rescue_family(None, "some-unknown-model") == "known_shapes"

@@ -19,6 +19,7 @@ from farmhand.messages import ReasoningDelta, StreamEvent, TextDelta, ToolCallDe
 from farmhand.parsing.base import ParsedMessage, ParserOptions
 from farmhand.parsing.derived.analysis import analyze
 from farmhand.parsing.derived.explain import explain
+from farmhand.parsing.hermes import SHAPES, TOOL_CALL_TAG
 from farmhand.parsing.registry import FAMILIES, detect_family, parser_for, resolve_family
 
 
@@ -86,7 +87,15 @@ def parse_command(
         else:
             events = parser.feed(sys.stdin.read()) + parser.finish()
     result = {"family": slug, **ParsedMessage.from_events(events).to_json()}
+    # Families that read several shapes say which the calls came in: known_shapes always,
+    # hermes when it is not its own tag (a wrapper the model should not have used).
+    shape = getattr(parser, "shape", "")
+    if shape and result["tool_calls"] and (slug == "known_shapes" or shape != OWN_TAG):
+        result["shape"] = shape
     console.print_json(json.dumps(result, ensure_ascii=False))
+
+
+OWN_TAG = SHAPES[TOOL_CALL_TAG]
 
 
 def _reasoning(value: str) -> Literal["none", "auto", "deepseek"]:

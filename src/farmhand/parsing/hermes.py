@@ -6,16 +6,25 @@ Models trained on this format drift from it, so the parser reads what they actua
 and `<function=name>{args}</function>` / `<function name="name">{args}</function>`.
 
 A `<tool_call>` tag is a call whatever follows (a body that cannot be read becomes a call
-with a parse error, so the model is told). JSON without a `<tool_call>` tag is a call only
-when it is an object whose first key is "name" and, when the tools are known, it names one
-of them: otherwise it is the model showing data, and stays text.
+with a parse error, so the model is told). JSON without a `<tool_call>` tag (in `<tools>`,
+the tag of Qwen's tool list, another tag, a fence, or bare) is a call only when it is an
+object whose first key is "name" and, when the tools are known, it names one of them: else
+it is the model showing data, and stays text. When the tools' schemas are known such an
+object is held until it closes and must also fit its tool's schema (`arguments_fit`): a
+definition echoed back, or an example with made-up keys, stays text; its JSON broken after
+an offered name, or cut off, is still a call with an error. A bare object inside a code
+block the model opened as code (```` ```python ````) is code, not a call.
+
+`shape` says which of these wrappers the last call came in (what `farmhand parse` shows).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Collection
+from typing import ClassVar
 
+from farmhand.messages import ToolCall
 from farmhand.parsing.base import FamilyParser, ParserOptions, call_from_object, is_known_tool
 from farmhand.parsing.broken import (
     broken_call,
@@ -24,7 +33,8 @@ from farmhand.parsing.broken import (
     not_a_call_object,
 )
 from farmhand.parsing.reader import CallObjectReader
-from farmhand.parsing.scan import WHITESPACE, JsonScanner, held_prefix
+from farmhand.parsing.scan import WHITESPACE, JsonScanner, compact_json, held_prefix
+from farmhand.parsing.schema_values import arguments_fit, tool_schema
 
 TOOL_CALL_TAG = "<tool_call>"
 # Tags small models put around call JSON instead of <tool_call>.
@@ -38,6 +48,9 @@ _FUNCTION_CALL = f"{FUNCTION_EQ}NAME>{{...}}{FUNCTION_END}, with the tool's name
 MARKERS = (TOOL_CALL_TAG, *OTHER_TAGS, FENCE, FUNCTION_EQ, FUNCTION_NAME, "{")
 _CALL_HEAD = re.compile(r'\{\s*"name"')
 _CALL_HEAD_PREFIXES = re.compile(r'\{\s*(?:"(?:n(?:a(?:m(?:e)?)?)?)?)?$')
+_BACKTICKS = re.compile(r"`+")
+# The wrappers a call comes in, as `shape` names them.
+SHAPES = {TOOL_CALL_TAG: "<tool_call> tag", FENCE: "code fence", "{": "bare JSON"}
 
 
 def _closing(tag: str) -> str:
@@ -47,6 +60,8 @@ def _closing(tag: str) -> str:
 class HermesParser(FamilyParser):
     family = "hermes_2_pro"
     assistant_start = ("<|im_start|>assistant\n",)
+    # Tags (of OTHER_TAGS) that are this family's own call tag: a call whatever follows.
+    call_tags: ClassVar[tuple[str, ...]] = ()
 
     def __init__(
         self, known_names: Collection[str] | None = None, *, options: ParserOptions | None = None
@@ -60,6 +75,11 @@ class HermesParser(FamilyParser):
         self._closers: list[str] = []  # what may follow the current call: tag, fence
         self._opening = ""  # the text that opened the current call (tag, fence, whitespace)
         self._scan_from = 0
+        self._held = False  # the current object is judged whole before it is announced
+        self._ticks = 0  # backticks that end the text so far
+        self._in_code = False  # the text so far opened a code block it has not closed
+        self.shape = ""
+        """The wrapper the last call came in (`SHAPES`, or the tag it was in)."""
 
     # The modes: each consumes from self.buf and returns False when it needs more input.
 
@@ -108,6 +128,8 @@ class HermesParser(FamilyParser):
         elif marker in (FUNCTION_EQ, FUNCTION_NAME):
             self._open_function(index, marker)
             return True
+        elif marker == "{" and _fences(self.buf[:index], self._ticks, self._in_code)[1]:
+            return False  # code the model is showing, not a call
         else:
             body_at = len(marker) if marker != "{" else 0
         head_at = body_at + _count_ws(rest, body_at)
@@ -118,12 +140,19 @@ class HermesParser(FamilyParser):
         if not _CALL_HEAD.match(head):
             if not final and (not head or _CALL_HEAD_PREFIXES.match(head)):
                 return None
+            if marker in self.call_tags and (not head or _CALL_HEAD_PREFIXES.match(head)):
+                self._emit_text(index)  # the output ended right after the model's call tag
+                self.buf = ""
+                self._call_done(cut_off(None, rest))
+                return False
             return False
         closers = ([_closing(marker)] if marker != "{" else []) + ([FENCE] if fence else [])
+        bare_in_fence = fence and marker == "{"
+        self.shape = SHAPES[FENCE] if bare_in_fence else SHAPES.get(marker, marker + " tag")
         self._open_object(
             index,
             index + head_at,
-            tagged=marker == TOOL_CALL_TAG,
+            tagged=marker == TOOL_CALL_TAG or marker in self.call_tags,
             bare=marker == "{" and not fence,
             closers=closers,
         )
@@ -139,6 +168,7 @@ class HermesParser(FamilyParser):
         self.buf = self.buf[body:]
         self._reader = CallObjectReader()
         self._tagged = tagged
+        self._held = not tagged and self.options.tool_schemas is not None
         self._closers = closers
         self._mode = "object"
 
@@ -166,7 +196,7 @@ class HermesParser(FamilyParser):
         if reader.name is not None and not had_name and not self._wanted(reader.name):
             self._abandon_object(reader)
             return True
-        if reader.name is not None and self._wanted(reader.name):
+        if reader.name is not None and self._wanted(reader.name) and not self._held:
             self._call_started(reader.name)
             self._call_progress(reader)
         if end is None:
@@ -177,15 +207,35 @@ class HermesParser(FamilyParser):
         call = call_from_object(value) if ok else None
         # Once a call is announced (its head named an offered tool) it ends as a call, even
         # if its body cannot be read: a ToolCallEvent must follow its deltas, and the model
-        # is told what to fix instead of its call turning into text.
-        if call is None and (self._tagged or self._announced):
+        # is told what to fix instead of its call turning into text. A held object whose
+        # head named an offered tool and whose JSON broke was meant as a call too.
+        meant = self._tagged or self._announced or (not ok and self._named_offered(reader))
+        if call is None and meant:
             call = not_a_call_object(reader.name, reader.scanner.raw, json_ok=ok)
-        if call is None or not self._wanted(call.name):
+        if call is None or not self._wanted(call.name) or not self._fits(call):
             self._abandon_object(reader)
             return True
-        self._call_done(call)
+        self._held_call_done(call)
         self._mode = "close"
         return True
+
+    def _named_offered(self, reader: CallObjectReader) -> bool:
+        return self._held and reader.name is not None and self._wanted(reader.name)
+
+    def _fits(self, call: ToolCall) -> bool:
+        """A held call's arguments fit its tool's schema (a broken call is judged by its
+        name alone: the model meant it)."""
+        if not self._held or call.parse_error is not None:
+            return True
+        schema = tool_schema(self.options.tool_schemas, self._as_offered(call.name))
+        return arguments_fit(call.arguments, schema)
+
+    def _held_call_done(self, call: ToolCall) -> None:
+        """A call, announced first if it was held: its name, then its arguments whole."""
+        if not self._announced:
+            self._call_started(call.name, call.id or None)
+            self._call_progress(compact_json(call.arguments))
+        self._call_done(call)
 
     def _readable_before_closing_tag(self) -> tuple[int, int]:
         """For a <tool_call>: where `</tool_call>` is in the unread text (-1 if absent), and
@@ -208,8 +258,8 @@ class HermesParser(FamilyParser):
         self._mode = "text"
 
     def _object_cut_off(self, reader: CallObjectReader) -> None:
-        if self._tagged or self._announced:
-            self._call_done(cut_off(reader.name, reader.scanner.raw))
+        if self._tagged or self._announced or self._named_offered(reader):
+            self._held_call_done(cut_off(reader.name, reader.scanner.raw))
         elif self._index == 0:
             self._call_dropped()
             self._text(self._opening + reader.scanner.raw)
@@ -218,6 +268,7 @@ class HermesParser(FamilyParser):
         self._mode = "text"
 
     def _open_function(self, index: int, marker: str) -> None:
+        self.shape = marker + "...> tag"
         self._emit_text(index)
         self.buf = self.buf[len(marker) :]
         self._name = ""
@@ -262,6 +313,7 @@ class HermesParser(FamilyParser):
         self._mode = "text"
 
     def _open_broken(self, index: int, body: int, fence: bool) -> None:
+        self.shape = SHAPES[TOOL_CALL_TAG]
         self._emit_text(index)
         self.buf = self.buf[body:]
         self._closers = [FENCE] if fence else []
@@ -303,6 +355,26 @@ class HermesParser(FamilyParser):
     def _emit_text(self, end: int) -> None:
         self._text(self.buf[:end])
         self.buf = self.buf[end:]
+
+    def _text(self, text: str) -> None:
+        """Text, with the code blocks it opens and closes followed (a fence is a run of
+        three or more backticks, however the chunks cut it)."""
+        self._ticks, self._in_code = _fences(text, self._ticks, self._in_code)
+        super()._text(text)
+
+
+def _fences(text: str, ticks: int, in_code: bool) -> tuple[int, bool]:
+    """After `text`: the backticks that end it and whether a code block is open, given
+    those before it (`ticks`, `in_code`)."""
+    for run in _BACKTICKS.finditer(text):
+        before = ticks if run.start() == 0 else 0
+        total = before + run.end() - run.start()
+        if before < len(FENCE) <= total:
+            in_code = not in_code
+        ticks = total
+    if text and not text.endswith("`"):
+        ticks = 0
+    return ticks, in_code
 
 
 def _earliest(text: str, start: int, positions: dict[str, int]) -> tuple[int, str] | None:

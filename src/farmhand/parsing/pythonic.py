@@ -78,7 +78,7 @@ class PythonicListParser(CursorParser):
         """Where a call's `name(` is expected."""
         if not self._skip_whitespace() and not final:
             return False
-        if self._starts(self.end_marker) or (self._bracketed and self._starts("]")):
+        if self._at_end_marker() or (self._bracketed and self._starts("]")):
             self._mode = "end"
             return True
         if self._starts("{"):
@@ -150,13 +150,17 @@ class PythonicListParser(CursorParser):
         elif self._bracketed and self._starts("]"):
             self._at += 1
             self._mode = "end"
-        elif self._starts(self.end_marker) or self._at >= len(self.buf):
+        elif self._at_end_marker() or self._at >= len(self.buf):
             self._mode = "end"
         elif self._may_become(self.end_marker) and not final:
             return False
         else:
             self._mode = "broken"
         return True
+
+    def _at_end_marker(self) -> bool:
+        """The end marker is next (never, for a family without one: ToolACE's bare list)."""
+        return bool(self.end_marker) and self._starts(self.end_marker)
 
     def _in_end(self, final: bool) -> bool:
         """The end marker, if written; what follows is text again."""
@@ -167,7 +171,7 @@ class PythonicListParser(CursorParser):
 
     def _in_broken(self, final: bool) -> bool:
         """What is left of a list that is not one of calls: one call with an error."""
-        body = self._read_to_stop((self.end_marker,), final)
+        body = self._read_to_stop((self.end_marker,) if self.end_marker else (), final)
         if body is None:
             return False
         self._call_done(unreadable(None, body, _EXPECTED))

@@ -11,6 +11,11 @@
 Each value is on lines of its own (those newlines are framing, not part of it) and is bare
 text, typed by the tool's schema. Reasoning, where the model has it, is `<think>...</think>`.
 A `<function=...>` written without its `<tool_call>` is still a call.
+
+Qwen3.8 writes the same calls, also inside `<think>` before closing it (its model card's
+examples; llama.cpp reads Qwen3.5's call there as reasoning, so this is Qwen3.8's own
+family): a call's opening ends the reasoning, and the `</think>` that may follow the calls
+is not text.
 """
 
 from __future__ import annotations
@@ -35,3 +40,9 @@ class Qwen3CoderParser(XmlCallParser):
     family = "qwen3_coder"
     assistant_start = ("<|im_start|>assistant\n",)
     xml = QWEN3_CODER
+
+
+class Qwen38Parser(Qwen3CoderParser):
+    family = "qwen3_8"
+    think_interrupts = ("<tool_call>\n<function=", "<tool_call><function=")
+    dropped_markers = ("</think>",)

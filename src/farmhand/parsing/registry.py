@@ -26,6 +26,9 @@ FAMILIES: dict[str, str] = {
     "command_r7b": "farmhand.parsing.command_r:CommandR7BParser",
     "deepseek_r1": "farmhand.parsing.deepseek_r1:DeepSeekR1Parser",
     "generic": "farmhand.parsing.generic:GenericParser",
+    # A model no family knows, without a template: generic's envelope, then the shapes
+    # models write most (see parsing/known_shapes).
+    "known_shapes": "farmhand.parsing.known_shapes:KnownShapesParser",
     "qwen3_coder": "farmhand.parsing.qwen3_coder:Qwen3CoderParser",
     "seed_oss": "farmhand.parsing.seed_oss:SeedOssParser",
     "gpt_oss": "farmhand.parsing.harmony:HarmonyParser",
@@ -60,6 +63,15 @@ FAMILIES: dict[str, str] = {
     "internlm": "farmhand.parsing.internlm:InternLmParser",
     "jamba": "farmhand.parsing.jamba:JambaParser",
     "ernie4_5": "farmhand.parsing.ernie:ErnieParser",
+    # Issue 28: the families released in 2026, and older ones that fell to generic.
+    "deepseek_v4": "farmhand.parsing.deepseek_v4:DeepSeekV4Parser",
+    "qwen3_8": "farmhand.parsing.qwen3_coder:Qwen38Parser",
+    "kimi_k3": "farmhand.parsing.kimi_k3:KimiK3Parser",
+    "hy3": "farmhand.parsing.hy3:Hy3Parser",
+    "step3": "farmhand.parsing.step3:Step3Parser",
+    "minimax_m1": "farmhand.parsing.minimax_m1:MiniMaxM1Parser",
+    "toolace": "farmhand.parsing.toolace:ToolAceParser",
+    "granite_20b_fc": "farmhand.parsing.granite_fc:Granite20bFcParser",
 }
 
 ALIASES: dict[str, str] = {
@@ -75,6 +87,8 @@ ALIASES: dict[str, str] = {
     "command_r": "command_r7b",
     "deepseek": "deepseek_r1",
     "json": "generic",
+    "any": "known_shapes",
+    "unknown": "known_shapes",
     "qwen3_xml": "qwen3_coder",
     "qwen3.5": "qwen3_coder",
     "nemotron_3": "qwen3_coder",
@@ -104,6 +118,14 @@ ALIASES: dict[str, str] = {
     "pythonic": "llama4_pythonic",
     "ernie": "ernie4_5",
     "phi4": "phi4_mini",
+    "deepseek_v4.1": "deepseek_v4",
+    "deepseek_v4_1": "deepseek_v4",
+    "kimi_k3_thinking": "kimi_k3",
+    "hy_v3": "hy3",
+    "hunyuan_v3": "hy3",
+    "step_3": "step3",
+    "qwen3.8": "qwen3_8",
+    "granite_20b_functioncalling": "granite_20b_fc",
 }
 
 # (marker in the template, family), in the order they are checked.
@@ -111,6 +133,12 @@ _TEMPLATE_MARKERS: tuple[tuple[tuple[str, ...], str], ...] = (
     # Families whose tokens no earlier or later family's template has (issue 14, B's); first,
     # so that a `<tool_call>` or `[TOOL_CALLS]` they share does not decide for them.
     (("<|tool_call_start|>",), "lfm2"),
+    # Issue 28's families, whose tokens no other template has.
+    (("<|open|>", "<|sep|>"), "kimi_k3"),
+    (("<steptml:invoke",), "step3"),
+    (("<tool_sep>", "<arg_key>"), "hy3"),
+    (("<beginning_of_sentence>", "<tool_calls>"), "minimax_m1"),
+    (("｜DSML｜tool_calls",), "deepseek_v4"),
     (("<|tool_list_start|>",), "lfm2"),
     (("<|im_start|>", "List of tools: ["), "lfm2"),
     (("<|tool_call>call:",), "gemma4"),
@@ -161,6 +189,14 @@ _TEMPLATE_MARKERS: tuple[tuple[tuple[str, ...], str], ...] = (
 _NAME_HINTS: tuple[tuple[str, str], ...] = (
     # Issue 14 (B's families), before the older hints that would also match ("mistral").
     ("lfm2", "lfm2"),
+    # Issue 28's families, before the older hints that would also match ("qwen", "granite").
+    ("deepseek-v4", "deepseek_v4"),
+    ("kimi-k3", "kimi_k3"),
+    ("qwen3.8", "qwen3_8"),
+    ("hy3", "hy3"),
+    ("minimax-m1", "minimax_m1"),
+    ("toolace", "toolace"),
+    ("granite-20b-functioncalling", "granite_20b_fc"),
     ("functiongemma", "function_gemma"),
     ("llama-4", "llama4_pythonic"),
     ("llama 4", "llama4_pythonic"),
@@ -209,6 +245,8 @@ _NAME_HINTS: tuple[tuple[str, str], ...] = (
     ("nemotron-nano-12b-v2", "nemotron_v2"),
     ("step-3.5", "qwen3_coder"),
     ("step3.5", "qwen3_coder"),
+    ("step3", "step3"),
+    ("step-3", "step3"),
     ("gpt-oss", "gpt_oss"),
     ("deepseek-v3.2", "deepseek_v3_2"),
     ("deepseek-v3", "deepseek_v3_1"),

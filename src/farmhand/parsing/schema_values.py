@@ -23,16 +23,43 @@ def parameter_schema(
     schemas: Mapping[str, Mapping[str, Any]] | None, tool: str, key: str
 ) -> Mapping[str, Any] | None:
     """The schema of parameter `key` of `tool`, if the tool's schema describes it."""
-    if not schemas:
-        return None
-    tool_schema = schemas.get(tool)
-    if tool_schema is None:  # a tool offered as `server:name` and written without the prefix
-        tool_schema = next((s for n, s in schemas.items() if n.endswith(SEPARATOR + tool)), None)
-    properties = (tool_schema or {}).get("properties")
+    properties = (tool_schema(schemas, tool) or {}).get("properties")
     if not isinstance(properties, Mapping):
         return None
     found = properties.get(key)
     return found if isinstance(found, Mapping) else None
+
+
+def tool_schema(
+    schemas: Mapping[str, Mapping[str, Any]] | None, tool: str
+) -> Mapping[str, Any] | None:
+    """The parameters schema of `tool`, also when it is offered as `server:name` and written
+    without the prefix; None when the schemas are not known or do not list it."""
+    if not schemas:
+        return None
+    found = schemas.get(tool)
+    if found is None:
+        found = next((s for n, s in schemas.items() if n.endswith(SEPARATOR + tool)), None)
+    return found if isinstance(found, Mapping) else None
+
+
+def arguments_fit(arguments: Mapping[str, Any], schema: Mapping[str, Any] | None) -> bool:
+    """Whether `arguments` have the keys the schema asks for: every required one, and,
+    where it lists properties, at least one of them (none but them when it allows no
+    others). Values are not judged (a small model's "5" for 5 is repaired later), nor an
+    invented extra key beside listed ones; a definition echoed as a call
+    (`{"type": "object", "properties": ...}`) or an example's made-up keys do not fit."""
+    if schema is None:
+        return True
+    required = schema.get("required")
+    if isinstance(required, list) and any(k not in arguments for k in required):
+        return False
+    properties = schema.get("properties")
+    if not isinstance(properties, Mapping) or not properties or not arguments:
+        return True
+    if schema.get("additionalProperties") is False:
+        return all(k in properties for k in arguments)
+    return any(k in properties for k in arguments)
 
 
 def schema_types(schema: Mapping[str, Any]) -> set[str]:

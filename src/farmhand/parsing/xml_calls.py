@@ -9,6 +9,14 @@ in the tags:
     DeepSeek V3.2 <｜DSML｜function_calls><｜DSML｜invoke name="NAME">
                   <｜DSML｜parameter name="KEY" string="true">VALUE</｜DSML｜parameter>...
     GLM 4.5-4.7   <tool_call>NAME<arg_key>KEY</arg_key><arg_value>VALUE</arg_value></tool_call>
+    Hy3           <tool_calls><tool_call>NAME<tool_sep><arg_key>KEY</arg_key>
+                  <arg_value>VALUE</arg_value></tool_call></tool_calls>
+    Step 3        <｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜>
+                  <steptml:invoke name="NAME"><steptml:parameter name="KEY">VALUE
+                  </steptml:parameter></steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜>
+    Kimi K3       <|open|>tools<|sep|><|open|>call tool="NAME" index="1"<|sep|>
+                  <|open|>argument key="KEY" type="string"<|sep|>VALUE<|close|>argument<|sep|>
+                  <|close|>call<|sep|><|close|>tools<|sep|>
 
 An `XmlFormat` names the tags; `XmlCallParser` reads any of them while it streams. Values
 are bare text, typed by the tool's schema (see `schema_values`). Text before a block, and
@@ -24,11 +32,12 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from farmhand.messages import ToolCall
-from farmhand.parsing.base import CursorParser, ParserOptions, call_from_object
-from farmhand.parsing.broken import BrokenBody, cut_off, not_a_call_object, unreadable
+from farmhand.parsing.base import ParserOptions
+from farmhand.parsing.block_json import BlockJsonReading
+from farmhand.parsing.broken import BrokenBody, cut_off, unreadable
 from farmhand.parsing.json_text import JsonText, escaped
 from farmhand.parsing.reader import CallObjectReader
-from farmhand.parsing.scan import compact_json, feed_until, held_prefix
+from farmhand.parsing.scan import compact_json, held_prefix
 from farmhand.parsing.schema_values import parameter_schema, schema_types, typed_value
 
 # A name or key longer than this is not one: the call is broken.
@@ -54,17 +63,25 @@ class XmlFormat:
     newline_framed: bool = False
     # A call may come without its block (`<function=...>` alone).
     bare_calls: bool = False
+    # The name is the (quoted) value after this in the call's head (`tool="NAME" index=`).
+    name_after: str = ""
+    # Tokens between calls of a block that are stepped over (Step 3's `<｜tool_call_end｜>`).
+    skipped: tuple[str, ...] = ()
 
     def example(self) -> str:
-        head = self.call_open + "NAME" + (self.name_ends[0] if not self.name_end_kept else "")
+        name = f' {self.name_after}"NAME"' if self.name_after else "NAME"
+        head = self.call_open + name + (self.name_ends[0] if not self.name_end_kept else "")
         param = self.param_open + "KEY" + self.key_end + self.head_end + self.value_open
         return self.block_open + head + param + "VALUE" + self.param_close + self.call_close
 
 
-class XmlCallParser(CursorParser):
+class XmlCallParser(BlockJsonReading):
     """A family whose calls are in an `XmlFormat`: set `xml` on the subclass."""
 
     xml: ClassVar[XmlFormat]
+    # Markers in the reply that are not text (a channel's, or a reasoning block's closing
+    # tag after calls that ended it early): dropped.
+    dropped_markers: ClassVar[tuple[str, ...]] = ()
 
     def __init__(
         self, known_names: Collection[str] | None = None, *, options: ParserOptions | None = None
@@ -90,9 +107,11 @@ class XmlCallParser(CursorParser):
         return (xml.block_open, xml.call_open) if xml.bare_calls else (xml.block_open,)
 
     def _in_text(self, final: bool) -> bool:
-        marker = self._text_to_call(self._openers(), final)
+        marker = self._text_to_call((*self._openers(), *self.dropped_markers), final)
         if marker is None:
             return False
+        if marker in self.dropped_markers:
+            return True
         self._inside_block = marker == self.xml.block_open
         self._block_calls = 0
         self._mode = "block" if self._inside_block and self.xml.call_open else "name"
@@ -101,7 +120,9 @@ class XmlCallParser(CursorParser):
     def _in_block(self, final: bool) -> bool:
         """Inside a block, between calls: the next call, the block's end, or neither."""
         if not self._skip_whitespace():
-            if final:
+            if final and self._inside_block and not self._block_calls:
+                self._end_cut_off()  # the output ended right after the block opened
+            elif final:
                 self._mode = "text"
             return False
         xml = self.xml
@@ -110,17 +131,29 @@ class XmlCallParser(CursorParser):
         elif self._starts(xml.call_open):
             self._at += len(xml.call_open)
             self._mode = "name"
+        elif any(self._starts(token) for token in xml.skipped):
+            self._at += len(next(t for t in xml.skipped if self._starts(t)))
         elif self._inside_block and self._starts(xml.block_close):
             self._at += len(xml.block_close)
             self._inside_block = False
             self._mode = "after"
-        elif not final and (self._may_become(xml.call_open) or self._may_become(xml.block_close)):
+        elif not final and self._may_become_token():
+            return False
+        elif self._may_become_token():  # the output ended inside a token of the block
+            if self._block_calls:
+                self._at = len(self.buf)
+            else:
+                self._end_cut_off()
             return False
         elif self._inside_block and self._block_calls == 0:
             self._open_broken()  # a block that holds no call it can read
         else:
             self._mode = "text"  # the block ended without its closing tag
         return True
+
+    def _may_become_token(self) -> bool:
+        xml = self.xml
+        return any(self._may_become(t) for t in (xml.call_open, xml.block_close, *xml.skipped))
 
     def _in_name(self, final: bool) -> bool:
         self._name = ""
@@ -133,7 +166,7 @@ class XmlCallParser(CursorParser):
         if head is None:
             return self._mode == "broken"
         name, marker = head
-        self._name = name.strip().strip('"')
+        self._name = _name_in(name, self.xml.name_after)
         if not self._name:
             self._open_broken()
             return True
@@ -181,7 +214,9 @@ class XmlCallParser(CursorParser):
             self._finish_call()
             self._inside_block = self._inside_block and bool(xml.call_close)
             self._mode = "block" if self._inside_block or xml.call_close else "after"
-        elif not final and (self._may_become(xml.param_open) or self._may_become(close)):
+        elif self._may_become(xml.param_open) or self._may_become(close):
+            if final:  # the output ended inside the next tag
+                self._end_cut_off()
             return False
         else:
             self._open_broken()
@@ -305,28 +340,12 @@ class XmlCallParser(CursorParser):
     def _in_json(self, final: bool) -> bool:
         reader = self._reader
         assert reader is not None
-        close = self.xml.block_close
-        end, fed, stopped = feed_until(reader, self.buf, (close,), final, self._at)
-        while end is None and stopped and reader.scanner.in_string:
-            # The closing tag inside a JSON string is part of the value.
-            reader.feed(close)
-            end, fed, stopped = feed_until(reader, self.buf, (close,), final, fed + len(close))
-        if reader.invalid:
-            self._at = fed
+        read = self._block_json_call(reader, self.xml.block_close, final)
+        if read == "wait":
+            return False
+        if read == "broken":
             self._open_broken()
             return True
-        self._at = fed if end is None else end
-        if reader.name is not None:
-            self._call_started(reader.name)
-            self._call_progress(reader)
-        if end is None:
-            if not stopped and not final:
-                return False
-            self._call_done(cut_off(reader.name, reader.scanner.raw))
-        else:
-            value, ok = reader.value()
-            call = call_from_object(value) if ok else None
-            self._call_done(call or not_a_call_object(reader.name, reader.scanner.raw, json_ok=ok))
         self._block_calls += 1
         self._mode = "json_close"
         return True
@@ -384,11 +403,27 @@ class XmlCallParser(CursorParser):
         return True
 
 
+def _name_in(head: str, after: str) -> str:
+    """The name a call's head gives: the head itself, or the value after `after` in it; its
+    quotes, if quoted, are not part of it ("" when there is none)."""
+    if after:
+        at = head.find(after)
+        if at < 0:
+            return ""
+        head = head[at + len(after) :]
+    head = head.strip()
+    if head.startswith('"'):
+        end = head.find('"', 1)
+        return head[1:end].strip() if end > 0 else head[1:].strip()
+    return head.strip('"')
+
+
 def _string_attribute(attributes: str) -> bool | None:
-    """DSML's `string="true"` / `string="false"` on a parameter; None when absent."""
+    """Whether a parameter's attributes say its value is a string: DSML's `string="true"` /
+    `string="false"`, Kimi K3's `type="string"` (any other type is JSON); None if neither."""
     compact = attributes.replace(" ", "")
-    if 'string="true"' in compact:
+    if 'string="true"' in compact or 'type="string"' in compact:
         return True
-    if 'string="false"' in compact:
+    if 'string="false"' in compact or 'type="' in compact:
         return False
     return None

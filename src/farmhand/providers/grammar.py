@@ -20,6 +20,15 @@ What a turn may write (`grammar_spec`):
 - parallel_tool_calls: one or more calls separated by a newline, else exactly one.
 - "none" (or no tools): no grammar.
 
+An auto turn's grammar is lazy (see `providers/llamacpp.py`): it wakes at the shapes a model
+uses when it means a call (`call_triggers`), the call tag, and also the wrappers small models
+write instead (issue 28): `<tools>` (the tag of Qwen's tool list) or a code fence followed by
+the start of `{"name": "`, or a bare `{"name": "<offered tool>"`. From there the call is
+sampled under the tool grammar, in the wrapper the model opened (`GrammarSpec.wrappers`),
+where the Hermes parser reads it. A trigger matches only text the grammar accepts (llama.cpp
+feeds the grammar the text from the trigger on, and a grammar that rejects it ends the
+process), so each stops at a prefix of what the grammar writes.
+
 Building never fails a turn: a tool whose schema the converter cannot express (or whose
 rules llama.cpp rejects) gets a permissive JSON object for its arguments, its name still
 constrained; that tool is listed in `ToolGrammar.fallbacks`. Grammars are cached per tool
@@ -33,6 +42,7 @@ from __future__ import annotations
 import copy
 import json
 import logging
+import re
 from collections import OrderedDict
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -49,6 +59,10 @@ log = logging.getLogger(__name__)
 ROOT = "root"
 OPEN_TAG = "<tool_call>"
 CLOSE_TAG = "</tool_call>"
+TOOLS_TAG = "<tools>"
+FENCE = "```"
+CALL_HEAD = '{"name": '
+_WS = "[ \\t\\n]*"  # whitespace, as GBNF and as a regex
 GrammarCheck = Callable[[str], bool]
 """Returns True if llama.cpp can parse this GBNF text (root rule `root`)."""
 
@@ -101,13 +115,15 @@ class GrammarSpec:
     calls_only: bool  # False: free text, then optionally calls
     parallel: bool
     answer: ResponseFormat | None = None  # set: the turn is this JSON answer, or calls
+    # A call may also come in the wrappers a lazy grammar wakes at (`call_triggers`).
+    wrappers: bool = False
 
     def key(self) -> tuple[Any, ...]:
         schemas = tuple(
             (t.name, json.dumps(t.parameters, sort_keys=True, default=str)) for t in self.tools
         )
         answer = json.dumps(self.answer, sort_keys=True, default=str)
-        return (schemas, self.calls_only, self.parallel, answer)
+        return (schemas, self.calls_only, self.parallel, answer, self.wrappers)
 
 
 @dataclass(frozen=True)
@@ -143,7 +159,7 @@ def _calls_spec(
     if choice.mode == "required":
         return GrammarSpec(tuple(tools), True, settings.parallel_tool_calls)
     if constrain_auto:
-        return GrammarSpec(tuple(tools), False, settings.parallel_tool_calls)
+        return GrammarSpec(tuple(tools), False, settings.parallel_tool_calls, wrappers=True)
     return None
 
 
@@ -185,11 +201,19 @@ def build_tool_grammar(
             _merge(rules, tool_rules)
         # The object exactly as the template writes it: {"name": "...", "arguments": {...}}
         name = json.dumps(tool.name, ensure_ascii=False)
-        head = gbnf_literal('{"name": ' + name + ', "arguments": ')
+        head = gbnf_literal(CALL_HEAD + name + ', "arguments": ')
         rules[f"fh-call-{index}"] = f'{head} {args_rule} "}}"'
         alternatives.append(f"fh-call-{index}")
     open_tag, close_tag = gbnf_literal(OPEN_TAG + "\n"), gbnf_literal("\n" + CLOSE_TAG)
     rules["fh-call"] = f"{open_tag} ( {' | '.join(alternatives)} ) {close_tag}"
+    if spec.wrappers and spec.calls_only:  # a lazy grammar's (see `call_triggers`)
+        rules["fh-object"] = f"( {' | '.join(alternatives)} )"
+        rules["fh-call"] = (
+            f"{open_tag} fh-object {close_tag}"
+            f" | {gbnf_literal(TOOLS_TAG)} {_WS} fh-object {_WS} {gbnf_literal('</tools>')}"
+            f' | {gbnf_literal(FENCE)} "json"? "\\n" {_WS} fh-object "\\n" {gbnf_literal(FENCE)}'
+            " | fh-object"
+        )
     rules["fh-calls"] = 'fh-call ( "\\n" fh-call )*' if spec.parallel else "fh-call"
     if spec.answer is not None:
         rules[ROOT] = f"{answer_rule} | fh-calls"
@@ -199,6 +223,31 @@ def build_tool_grammar(
         rules[ROOT] = "fh-text fh-calls?"
         rules.update(_text_rules(OPEN_TAG, "fh-text", forbid_first="{"))
     return ToolGrammar(_format(rules), tuple(dict.fromkeys(fallbacks)))
+
+
+def call_triggers(spec: GrammarSpec) -> tuple[str, ...]:
+    """The lazy grammar's triggers for `spec`: regexes over the text so far, matched whole,
+    whose group starts the constrained part (see the module docstring)."""
+    tagged = r"[\s\S]*?(" + re.escape(OPEN_TAG) + r")[\s\S]*"
+    if not spec.wrappers:
+        return (tagged,)
+    # The object's brace at least: a fence alone may open code, and stays free.
+    head = r"\{" + _prefix_pattern(CALL_HEAD[1:] + '"')
+    wrapped = r"[\s\S]*?((?:" + re.escape(TOOLS_TAG) + "|```(?:json)?\\n)" + _WS + head + ")"
+    names = "|".join(re.escape(json.dumps(t.name, ensure_ascii=False)) for t in spec.tools)
+    bare = (
+        r"[\s\S]*?(" + re.escape(CALL_HEAD) + f"(?:{names})"
+        + _prefix_pattern(', "arguments": ') + ")"
+    )  # fmt: skip
+    return (tagged, wrapped, bare)
+
+
+def _prefix_pattern(literal: str) -> str:
+    """A regex for any prefix of `literal`, the empty one included."""
+    pattern = ""
+    for char in reversed(literal):
+        pattern = f"(?:{re.escape(char)}{pattern})?"
+    return pattern
 
 
 class GrammarCache:

@@ -45,6 +45,7 @@ from farmhand.providers.grammar import (
     OPEN_TAG,
     GrammarCache,
     GrammarSpec,
+    call_triggers,
     grammar_spec,
     llama_grammar_check,
 )
@@ -87,8 +88,6 @@ DEFAULT_GATE = GateThresholds(call=None, after_result=None, another=0.05)
 DEFAULT_GROUND_FIRST = 0.5
 # Stands in for the first user message when the prompt's head is rendered alone.
 _HEAD_MARK = "\u2063farmhand-head\u2063"
-# The lazy grammar wakes at the call tag, as a token or as text, and is fed from the tag on.
-_CALL_TRIGGER = r"[\s\S]*?(" + OPEN_TAG + r")[\s\S]*"
 
 
 def load_llama(
@@ -431,7 +430,7 @@ class LlamaCppProvider:
         if spec is None or not hermes:
             return None
         if not spec.calls_only:
-            spec = GrammarSpec(spec.tools, True, spec.parallel)
+            spec = dataclasses.replace(spec, calls_only=True)
         return spec
 
     def _sampling(
@@ -444,7 +443,12 @@ class LlamaCppProvider:
         lazy = settings.tool_choice.mode == "auto" and built is not None
         if spec is not None and spec.answer is not None:
             lazy = False  # the answer is constrained from its first token
-        trigger = LazyTrigger((_CALL_TRIGGER,), tuple(self._tag_tokens)) if lazy else None
+        # The lazy grammar wakes at the call tag (a token or text) or a wrapper meant as one.
+        trigger = (
+            LazyTrigger(call_triggers(spec), tuple(self._tag_tokens))
+            if lazy and spec is not None
+            else None
+        )
         return Sampling(
             temperature,
             settings.seed,

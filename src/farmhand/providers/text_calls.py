@@ -23,8 +23,12 @@ from farmhand.tools.definition import ToolDefinition
 
 def rescue_family(tool_parser: str | None, model: str) -> str:
     """The family whose markup to look for: the config's `tool_parser`, else the one the
-    model's name suggests (generic JSON calls when it suggests none)."""
-    return resolve_family(tool_parser) if tool_parser else detect_family(None, model)
+    model's name suggests; when it suggests none, the known call shapes in turn
+    (`known_shapes`: generic's JSON envelope, then tags, fences and bare call objects)."""
+    if tool_parser:
+        return resolve_family(tool_parser)
+    family = detect_family(None, model)
+    return "known_shapes" if family == "generic" else family
 
 
 class TextCalls:
