@@ -14,9 +14,8 @@ import typer
 from rich.markup import escape
 
 from farmhand.cli.asking import TerminalAsker
-from farmhand.cli.common import ConfigOption, console, err_console, user_errors
+from farmhand.cli.common import ConfigOption, console, err_console, project_config, user_errors
 from farmhand.cli.loading import byte_bar, load_with_progress
-from farmhand.config.loader import find_config, load_config
 from farmhand.errors import ConfigError, UnknownToolError
 from farmhand.providers.base import GenerationSettings
 from farmhand.runtime.events import (
@@ -75,7 +74,7 @@ def chat(
 ) -> None:
     """Ask a question; the model may call tools, shown as they run."""
     with user_errors():
-        cfg = load_config(find_config(config))
+        cfg = project_config(config)
         client_tools = load_tools(str(tools_file)) if tools_file else []
         session = session_for(
             cfg,

@@ -12,6 +12,8 @@ from typing import Annotated, NoReturn
 import typer
 from rich.console import Console
 
+from farmhand.config.loader import describe_source, find_config, load_config
+from farmhand.config.models import FarmhandConfig
 from farmhand.errors import FarmhandError
 
 console = Console()
@@ -22,10 +24,20 @@ ConfigOption = Annotated[
     typer.Option(
         "--config",
         "-c",
-        help="Config file (llamafarm.yaml layout). Default: ./farmhand.yaml if present.",
+        help="Config file (llamafarm.yaml layout). Default: ./farmhand.yaml, else"
+        " ./llamafarm.yaml, if present.",
         dir_okay=False,
     ),
 ]
+
+
+def project_config(explicit: Path | None) -> FarmhandConfig:
+    """The config a command runs with (`--config`, else the folder's farmhand.yaml or
+    llamafarm.yaml, else the built-in default), saying on stderr which one it is."""
+    path = find_config(explicit)
+    config = load_config(path)
+    err_console.print(f"[dim]config: {describe_source(path)}[/]", highlight=False)
+    return config
 
 
 def fail(message: str, code: int = 1) -> NoReturn:

@@ -17,10 +17,9 @@ from rich.markup import escape
 
 from farmhand.cli.asking import TerminalAsker
 from farmhand.cli.chat import render_event, render_pending
-from farmhand.cli.common import ConfigOption, console, err_console, user_errors
+from farmhand.cli.common import ConfigOption, console, err_console, project_config, user_errors
 from farmhand.cli.loading import byte_bar, load_with_progress
 from farmhand.cli.tools import print_tools
-from farmhand.config.loader import find_config, load_config
 from farmhand.messages import Message
 from farmhand.providers.base import GenerationSettings
 from farmhand.runtime.events import LoopFinished
@@ -61,7 +60,7 @@ def run(
 ) -> None:
     """Chat with a model, one message per line; /tools lists its tools, /exit quits."""
     with user_errors():
-        cfg = load_config(find_config(config))
+        cfg = project_config(config)
         found = servers_for_path(tools) if tools is not None else None
         for note in found.notes if found else []:
             err_console.print(f"[yellow]warning:[/] {escape(note)} (skipped)", soft_wrap=True)

@@ -48,28 +48,45 @@ class OutsideRules:
     allowed_dirs: tuple[Path, ...] = ()
 
 
-_DIR_CANDIDATES = (CONFIG_FILENAME, "llamafarm.yaml")
+LLAMAFARM_FILENAME = "llamafarm.yaml"
+CONFIG_CANDIDATES = (CONFIG_FILENAME, LLAMAFARM_FILENAME)
+"""The files a folder's config may be in, first found wins: a LlamaFarm project's
+llamafarm.yaml is read when there is no farmhand.yaml beside it."""
 
 
 def find_config(explicit: Path | None = None) -> Path | None:
-    """`explicit` (which must exist), else ./farmhand.yaml if present, else None."""
+    """`explicit` (which must exist; a folder: its config file), else ./farmhand.yaml, else
+    ./llamafarm.yaml, else None (the built-in default)."""
     if explicit is None:
-        here = Path(CONFIG_FILENAME)
-        return here if here.is_file() else None
+        return _in_folder(Path())
     if explicit.is_dir():
-        for name in _DIR_CANDIDATES:
-            if (explicit / name).is_file():
-                return explicit / name
-        raise ConfigError(
-            f"{explicit} is a directory without {' or '.join(_DIR_CANDIDATES)};"
-            " pass the config file itself"
-        )
+        found = _in_folder(explicit)
+        if found is None:
+            raise ConfigError(
+                f"{explicit} is a directory without {' or '.join(CONFIG_CANDIDATES)};"
+                " pass the config file itself"
+            )
+        return found
     if not explicit.exists():
         raise ConfigError(
             f"config file {explicit} does not exist; check the path, or leave out --config"
-            f" to use ./{CONFIG_FILENAME} or the built-in default"
+            f" to use ./{CONFIG_FILENAME}, ./{LLAMAFARM_FILENAME} or the built-in default"
         )
     return explicit
+
+
+def _in_folder(folder: Path) -> Path | None:
+    for name in CONFIG_CANDIDATES:
+        if (folder / name).is_file():
+            return folder / name
+    return None
+
+
+def describe_source(path: Path | None) -> str:
+    """Which file a config came from, for the line a command prints when it starts."""
+    if path is None:
+        return f"no {' or '.join(CONFIG_CANDIDATES)} here, built-in default"
+    return str(path)
 
 
 def load_config(
