@@ -14,7 +14,7 @@ from rich.console import Console
 
 from farmhand.config.loader import describe_source, find_config, load_config
 from farmhand.config.models import FarmhandConfig
-from farmhand.errors import FarmhandError
+from farmhand.errors import ConfigError, FarmhandError
 
 console = Console()
 err_console = Console(stderr=True)
@@ -57,10 +57,36 @@ def user_errors() -> Iterator[None]:
         sys.exit(130)
 
 
+LOG_LEVELS = {
+    "trace": logging.DEBUG,  # uvicorn's lowest; farmhand has nothing below debug
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "warning": logging.WARNING,
+    "error": logging.ERROR,
+    "critical": logging.CRITICAL,
+}
+LogLevelOption = Annotated[
+    str,
+    typer.Option(
+        "--log-level",
+        help="farmhand's own log on stderr: debug shows the MCP lifecycle (servers started,"
+        " tools loaded with count and names, each call with its duration and outcome).",
+    ),
+]
+
+
 def quiet_logging(level: str = "warning") -> None:
-    """Root logging at warning (or the level asked for, if higher), set before anything else
-    does: the MCP SDK otherwise sets the root logger to INFO with a rich handler, and every
-    backend request would then be logged (httpx logs each at INFO) and rendered."""
-    chosen = logging.getLevelName(level.upper())
-    threshold = max(chosen if isinstance(chosen, int) else logging.WARNING, logging.WARNING)
-    logging.basicConfig(level=threshold, format="%(levelname)s: %(name)s: %(message)s")
+    """farmhand's loggers at `level` (debug, info, warning, error), everything else at
+    warning, set before anything else does: the MCP SDK otherwise sets the root logger to
+    INFO with a rich handler, and every backend request would then be logged (httpx logs
+    each at INFO) and rendered."""
+    farmhand_level = LOG_LEVELS.get(level.lower())
+    if farmhand_level is None:
+        raise ConfigError(
+            f"--log-level {level!r} is not a level; use one of {', '.join(LOG_LEVELS)}"
+        )
+    logging.basicConfig(
+        level=max(farmhand_level, logging.WARNING),
+        format="%(levelname)s: %(name)s: %(message)s",
+    )
+    logging.getLogger("farmhand").setLevel(farmhand_level)

@@ -17,7 +17,15 @@ from rich.markup import escape
 
 from farmhand.cli.asking import TerminalAsker
 from farmhand.cli.chat import render_event, render_pending
-from farmhand.cli.common import ConfigOption, console, err_console, project_config, user_errors
+from farmhand.cli.common import (
+    ConfigOption,
+    LogLevelOption,
+    console,
+    err_console,
+    project_config,
+    quiet_logging,
+    user_errors,
+)
 from farmhand.cli.loading import byte_bar, load_with_progress
 from farmhand.cli.tools import print_tools
 from farmhand.messages import Message
@@ -56,10 +64,12 @@ def run(
     temperature: Annotated[float | None, typer.Option(help="Sampling temperature.")] = None,
     max_tokens: Annotated[int | None, typer.Option(help="Most tokens per model turn.")] = None,
     seed: Annotated[int | None, typer.Option(help="Sampling seed, for repeatable answers.")] = None,
+    log_level: LogLevelOption = "warning",
     config: ConfigOption = None,
 ) -> None:
     """Chat with a model, one message per line; /tools lists its tools, /exit quits."""
     with user_errors():
+        quiet_logging(log_level)
         cfg = project_config(config)
         found = servers_for_path(tools) if tools is not None else None
         for note in found.notes if found else []:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
@@ -32,6 +33,8 @@ from farmhand.toolsets.wrappers import (
     WorkingDirPaths,
     read_only_current,
 )
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -144,9 +147,11 @@ async def open_router(
     toolsets (the model's `rag_query`), each server opened by `opener` (pooled under
     `farmhand serve`, started for the chat in the CLI), the tools the caller runs itself
     beside them, all listed once. The servers close with `stack`."""
+    log.debug("MCP servers for this chat: %d %s", len(servers), [s.name for s in servers])
     toolsets = [*builtin, *await opener.enter_all(stack, servers)]
     router = ToolRouter(toolsets, client_tools=client_tools)
-    await router.list_tools()
+    names = [t.name for t in await router.list_tools()]
+    log.debug("tools offered to the model: %d %s", len(names), names)
     return router
 
 
