@@ -64,7 +64,8 @@ async def test_the_19_tools_are_listed_with_the_documented_defaults(llama: Sessi
     }  # fmt: skip
     chat = tools["llama_chat"].input_schema
     assert chat["required"] == ["messages"]
-    assert {k: chat["properties"][k]["default"] for k in ("max_tokens", "temperature", "top_p")} == {
+    sampling = ("max_tokens", "temperature", "top_p")
+    assert {k: chat["properties"][k]["default"] for k in sampling} == {
         "max_tokens": 256, "temperature": 0.7, "top_p": 0.9,
     }  # fmt: skip
     infill = tools["llama_infill"].input_schema
