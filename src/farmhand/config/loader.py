@@ -13,6 +13,7 @@ alias bomb is an error, not a stalled server.
 from __future__ import annotations
 
 import difflib
+import os
 import types
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -92,9 +93,10 @@ def describe_source(path: Path | None) -> str:
 def load_config(
     path: Path | None = None, *, environ: Mapping[str, str] | None = None
 ) -> FarmhandConfig:
-    """The validated config in `path`; the built-in default when `path` is None."""
+    """The validated config in `path`; the built-in default when `path` is None. The
+    operator's environment may set what the file leaves unset (`TIMEOUT_VARIABLES`)."""
     if path is None:
-        return default_config()
+        return with_environment(default_config(), environ)
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -104,7 +106,31 @@ def load_config(
     except OSError as exc:
         raise ConfigError(f"cannot read config file {path}: {exc.strerror or exc}") from None
     config = parse_config(text, str(path), environ=environ, base_dir=path.parent.absolute())
-    return config.loaded_from(path)
+    return with_environment(config, environ).loaded_from(path)
+
+
+TIMEOUT_VARIABLES = ("FARMHAND_MCP_TIMEOUT", "OLLAMA_MCP_TIMEOUT")
+"""Milliseconds a tool call may take when the config sets no `runtime.tool_timeout`:
+farmhand's variable, else the Ollama MCP fork's."""
+
+
+def with_environment(
+    config: FarmhandConfig, environ: Mapping[str, str] | None = None
+) -> FarmhandConfig:
+    """`config` with `runtime.tool_timeout` from TIMEOUT_VARIABLES when the file left it
+    unset; ConfigError for a value that is not a positive whole number of milliseconds."""
+    env = os.environ if environ is None else environ
+    name = next((n for n in TIMEOUT_VARIABLES if env.get(n, "").strip()), None)
+    if name is None or "tool_timeout" in config.runtime.model_fields_set:
+        return config
+    value = env[name].strip()
+    if not value.isdigit() or int(value) <= 0:
+        raise ConfigError(
+            f"{name}={value!r}: give the tool call timeout as a whole number of milliseconds,"
+            " e.g. 30000"
+        )
+    config.runtime.tool_timeout = int(value) / 1000
+    return config
 
 
 def parse_config(
