@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import textwrap
 from pathlib import Path
 
@@ -91,7 +92,7 @@ def test_validate_without_any_file(tmp_path: Path, monkeypatch: pytest.MonkeyPat
 
 
 def test_a_llamafarm_project_is_found_and_named(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     """A LlamaFarm project folder (its llamafarm.yaml, from the seed's complete example, and
     no farmhand.yaml) is read, and every command says which file it runs with."""
@@ -106,14 +107,15 @@ def test_a_llamafarm_project_is_found_and_named(
     assert result.stdout.startswith("# llamafarm.yaml; secrets masked\n")
     assert yaml.safe_load(result.stdout)["runtime"]["default_model"] == "assistant"
 
+    caplog.set_level(logging.INFO, logger="farmhand")
     config = project_config(None)
     assert config.source == Path("llamafarm.yaml")
-    assert capsys.readouterr().err == "config: llamafarm.yaml\n"
     (tmp_path / "llamafarm.yaml").unlink()
     project_config(None)
-    assert capsys.readouterr().err == (
-        "config: no farmhand.yaml or llamafarm.yaml here, built-in default\n"
-    )
+    assert [r.getMessage() for r in caplog.records if r.name == "farmhand.config"] == [
+        "config: llamafarm.yaml",
+        "config: no farmhand.yaml or llamafarm.yaml here, built-in default",
+    ]
 
 
 def test_validate_reports_every_problem(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -49,8 +49,12 @@ async def test_debug_log_tells_the_mcp_lifecycle(
     assert re.search(r"^MCP server filesystem started \(protocol [\d-]+\)$", text, re.M)
     loaded = re.search(r"^MCP server filesystem: (\d+) tools loaded: \[(.*)\]$", text, re.M)
     assert loaded and int(loaded.group(1)) >= 10 and "'list_directory'" in loaded.group(2)
-    assert re.search(r"^tools offered to the model: \d+ \[.*'filesystem:list_directory'", text, re.M)
-    assert re.search(r"^tool call filesystem:list_directory: ok in \d+ ms, \d+ characters$", text, re.M)
+    assert re.search(
+        r"^tools offered to the model: \d+ \[.*'filesystem:list_directory'", text, re.M
+    )
+    assert re.search(
+        r"^tool call filesystem:list_directory: ok in \d+ ms, \d+ characters$", text, re.M
+    )
     assert re.search(r"^tool call filesystem:read_text_file: error in \d+ ms", text, re.M)
 
 

@@ -33,10 +33,15 @@ ConfigOption = Annotated[
 
 def project_config(explicit: Path | None) -> FarmhandConfig:
     """The config a command runs with (`--config`, else the folder's farmhand.yaml or
-    llamafarm.yaml, else the built-in default), saying on stderr which one it is."""
+    llamafarm.yaml, else the built-in default), saying which one it is: on a terminal's
+    stderr, and in the log at info (`--log-level info`), so a script's stderr keeps to
+    errors."""
     path = find_config(explicit)
     config = load_config(path)
-    err_console.print(f"[dim]config: {describe_source(path)}[/]", highlight=False)
+    source = describe_source(path)
+    logging.getLogger("farmhand.config").info("config: %s", source)
+    if err_console.is_terminal:
+        err_console.print(f"[dim]config: {source}[/]", highlight=False)
     return config
 
 

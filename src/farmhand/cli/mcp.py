@@ -29,8 +29,8 @@ mcp_app = typer.Typer(no_args_is_help=True)
 def serve(config: ConfigOption = None, log_level: LogLevelOption = "warning") -> None:
     """Serve farmhand's tools over stdio (for `command: farmhand, args: [mcp, serve]`)."""
     with user_errors():
-        cfg = project_config(config)
         quiet_logging(log_level)  # stderr is the client's log: no line per backend request
+        cfg = project_config(config)
         anyio.run(_serve, cfg)
 
 

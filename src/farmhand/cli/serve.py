@@ -20,6 +20,7 @@ from farmhand.cli.common import (
     quiet_logging,
     user_errors,
 )
+from farmhand.config.loader import describe_source
 from farmhand.server.auth import API_KEYS_VARIABLE, api_keys_from_env
 
 DEFAULT_HOST = "127.0.0.1"
@@ -75,7 +76,8 @@ def serve(
         app = create_app(cfg, api_keys=keys, allowed_hosts=hosts)
         err_console.print(
             f"farmhand serving on http://{host}:{port} (OpenAI: /v1, Ollama: /api)"
-            + (" with API keys" if keys else ""),
+            + (" with API keys" if keys else "")
+            + f"; config: {describe_source(cfg.source)}",
             highlight=False,
         )
         uvicorn.run(
