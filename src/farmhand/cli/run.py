@@ -71,18 +71,15 @@ def run(
     with user_errors():
         quiet_logging(log_level)
         cfg = project_config(config)
-        found = servers_for_path(tools) if tools is not None else None
-        for note in found.notes if found else []:
+        # Without --tools, the definitions marked `auto_enable: always` still start.
+        found = servers_for_path(tools)
+        for note in found.notes:
             err_console.print(f"[yellow]warning:[/] {escape(note)} (skipped)", soft_wrap=True)
         session = session_for(
             cfg,
             model if model_path is None else None,
-            extra_servers=[s for s in found.servers if s.name not in found.folder_servers]
-            if found
-            else [],
-            folder_servers=[s for s in found.servers if s.name in found.folder_servers]
-            if found
-            else [],
+            extra_servers=[s for s in found.servers if s.name not in found.folder_servers],
+            folder_servers=[s for s in found.servers if s.name in found.folder_servers],
             model_path=model_path,
             load=load_with_progress,
             progress=byte_bar,
