@@ -69,9 +69,14 @@ def add(
         f" {len(report.unchanged)} unchanged, {len(report.skipped)} skipped"
         f" [dim](embeddings: {escape(source)})[/]",
         highlight=False,
+        soft_wrap=True,
     )
     for skipped in report.skipped:
-        err_console.print(f"skipped {escape(str(skipped.path))}: {skipped.reason}", highlight=False)
+        err_console.print(
+            f"skipped {escape(str(skipped.path))}: {skipped.reason}",
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 def embedding_source(config: FarmhandConfig, name: str | None) -> str:
@@ -119,8 +124,9 @@ def query(
         console.print(
             f"[bold][{rank}] {escape(hit.citation)}[/] [dim]score {hit.score:.4f}[/]",
             highlight=False,
+            soft_wrap=True,
         )
-        console.print(escape(hit.passage.text), highlight=False)
+        console.print(escape(hit.passage.text), highlight=False, soft_wrap=True)
         console.print()
 
 
@@ -141,4 +147,5 @@ def list_collections() -> None:
             f"{info.name}: {info.documents} documents, {info.passages} passages"
             f" [dim](embeddings: {escape(info.embedder)}, {info.dimensions} dimensions)[/]",
             highlight=False,
+            soft_wrap=True,
         )
