@@ -25,9 +25,15 @@ runtime:
   max_tool_rounds: 2
   models:
     - name: reader
-      model: qwen2.5-coder:0.5b   # embeds the collection too: the config's default model
       rag: [farm]
       max_tokens: 80
+prompts:
+  - name: default
+    messages:
+      - role: system
+        content: >-
+          Answer from the documents rag_query finds, in one sentence that ends with
+          (source: FILE), naming the file the answer comes from.
 """
 REPEATABLE = ("--temperature", "0", "--seed", "7")
 
@@ -42,10 +48,15 @@ def test_a_folder_of_documents_answers_a_question_with_its_source(
     (tmp_path / "farmhand.yaml").write_text(CONFIG)
     env = {"FARMHAND_RAG_DIR": str(tmp_path / "rag")}
 
-    added = farmhand_cli("rag", "add", "docs", "--collection", "farm", cwd=tmp_path, env=env)
+    # The small model embeds (fast); the chat model (the default) searches with it too,
+    # since a collection keeps to the model it was built with.
+    added = farmhand_cli(
+        "rag", "add", "docs", "--collection", "farm", "-m", "qwen2.5-coder:0.5b", cwd=tmp_path,
+        env=env,
+    )  # fmt: skip
     assert added.returncode == 0, added.stderr
     assert added.stdout.startswith("farm: 3 added (3 passages), 0 unchanged, 0 skipped")
-    assert "config: farmhand.yaml" in added.stderr
+    assert "(embeddings: qwen2.5-coder:0.5b)" in added.stdout
 
     found = farmhand_cli(
         "rag", "query", "which code opens the barn door?", "-n", "farm", "--json", cwd=tmp_path,
