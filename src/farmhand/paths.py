@@ -19,3 +19,11 @@ def models_dir() -> Path:
 def kv_cache_dir() -> Path:
     """Saved KV states of prompt heads (system prompt + tools), reused across runs."""
     return farmhand_home() / "kv"
+
+
+def rag_dir(home: Path | None = None) -> Path:
+    """The RAG collections: `$FARMHAND_RAG_DIR`, else `rag/` under `home` (farmhand's)."""
+    env = os.environ.get("FARMHAND_RAG_DIR")
+    if env:
+        return Path(env).expanduser()
+    return (home or farmhand_home()) / "rag"

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import json
+import logging
 import textwrap
 from pathlib import Path
 
 import pytest
 import typer
 import yaml
+from tests.config.test_loader import BLOCKS
 from typer.testing import CliRunner
 
+from farmhand.cli.common import project_config
 from farmhand.cli.config import config_app
 from farmhand.models.catalog import DEFAULT_MODEL
 
@@ -83,7 +86,36 @@ def test_validate_without_any_file(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     monkeypatch.chdir(tmp_path)
     result = runner.invoke(app, ["config", "validate"])
     assert result.exit_code == 0
-    assert result.stdout == "ok: no config file, built-in default (0 servers, 1 model)\n"
+    assert result.stdout == (
+        "ok: no farmhand.yaml or llamafarm.yaml here, built-in default (0 servers, 1 model)\n"
+    )
+
+
+def test_a_llamafarm_project_is_found_and_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A LlamaFarm project folder (its llamafarm.yaml, from the seed's complete example, and
+    no farmhand.yaml) is read, and every command says which file it runs with."""
+    (text,) = [t for h, t in BLOCKS if h == "Complete Configuration Example"]
+    monkeypatch.setenv("COMPANY_API_KEY", "sk-live-0123456789")
+    (tmp_path / "llamafarm.yaml").write_text(text, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+
+    result = runner.invoke(app, ["config", "validate"])
+    assert result.stdout == "ok: llamafarm.yaml (4 servers, 3 models)\n"
+    result = runner.invoke(app, ["config", "show"])
+    assert result.stdout.startswith("# llamafarm.yaml; secrets masked\n")
+    assert yaml.safe_load(result.stdout)["runtime"]["default_model"] == "assistant"
+
+    caplog.set_level(logging.INFO, logger="farmhand")
+    config = project_config(None)
+    assert config.source == Path("llamafarm.yaml")
+    (tmp_path / "llamafarm.yaml").unlink()
+    project_config(None)
+    assert [r.getMessage() for r in caplog.records if r.name == "farmhand.config"] == [
+        "config: llamafarm.yaml",
+        "config: no farmhand.yaml or llamafarm.yaml here, built-in default",
+    ]
 
 
 def test_validate_reports_every_problem(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -116,7 +148,7 @@ def test_missing_config_file(tmp_path: Path, command: str) -> None:
     assert result.exit_code == 1
     assert result.stderr == (
         f"error: config file {missing} does not exist; check the path, or leave out --config"
-        " to use ./farmhand.yaml or the built-in default\n"
+        " to use ./farmhand.yaml, ./llamafarm.yaml or the built-in default\n"
     )
 
 
@@ -150,6 +182,7 @@ def test_show_prints_the_resolved_config_with_secrets_masked(config_file: Path) 
         "grounding": True,
         "tools": [],
         "prompts": [],
+        "rag": [],
         "default": False,
         "model_api_parameters": {},
     }
@@ -183,7 +216,9 @@ def test_show_without_any_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.chdir(tmp_path)
     result = runner.invoke(app, ["config", "show"])
     assert result.exit_code == 0
-    assert result.stdout.startswith("# no config file, built-in default; secrets masked\n")
+    assert result.stdout.startswith(
+        "# no farmhand.yaml or llamafarm.yaml here, built-in default; secrets masked\n"
+    )
     data = yaml.safe_load(result.stdout)
     assert data["mcp"] == {"servers": []}
     assert [m["name"] for m in data["runtime"]["models"]] == ["default"]

@@ -179,9 +179,11 @@ def test_document_inline_tool_example() -> None:
 def test_find_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     assert find_config(None) is None
+    # A LlamaFarm project: its llamafarm.yaml is the config when no farmhand.yaml is there.
+    other = write(tmp_path, "name: other\n", "llamafarm.yaml")
+    assert find_config(None) == Path("llamafarm.yaml")
     write(tmp_path, "name: here\n")
     assert find_config(None) == Path(CONFIG_FILENAME)
-    other = write(tmp_path, "name: other\n", "llamafarm.yaml")
     assert find_config(other) == other
     sub = tmp_path / "project"
     sub.mkdir()
@@ -195,7 +197,7 @@ def test_missing_explicit_file_is_an_error(tmp_path: Path) -> None:
         find_config(missing)
     assert str(info.value) == (
         f"config file {missing} does not exist; check the path, or leave out --config"
-        " to use ./farmhand.yaml or the built-in default"
+        " to use ./farmhand.yaml, ./llamafarm.yaml or the built-in default"
     )
     with pytest.raises(ConfigError, match="does not exist"):
         load_config(missing)

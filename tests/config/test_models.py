@@ -398,6 +398,7 @@ def test_model_fields_match_the_documented_layout() -> None:
         "mcp_servers",
         "tools",
         "prompts",
+        "rag",
         "n_ctx",
         "temperature",
         "max_tokens",

@@ -188,8 +188,7 @@ async def test_api_key_and_timeout_against_the_real_server(gguf: Path, tmp_path:
                 "llama_complete", prompt="Write a long story.", max_tokens=256, temperature=0
             )
             assert slow == (
-                "Error: Request timed out after 40 ms."
-                " Try reducing max_tokens or check server load."
+                "Error: Request timed out after 40ms. Try reducing max_tokens or check server load."
             )
     finally:
         for tools in (hurried, wrong, keyed):

@@ -20,14 +20,14 @@ async def test_a_request_that_takes_too_long(silent_port: int) -> None:
     with pytest.raises(LlamaServerError) as caught:
         await client.post_json("/completion", {"prompt": "x"})
     assert str(caught.value) == (
-        "Request timed out after 150 ms. Try reducing max_tokens or check server load."
+        "Request timed out after 150ms. Try reducing max_tokens or check server load."
     )
     await client.aclose()
 
 
 async def test_a_per_request_timeout_wins(silent_port: int) -> None:
     client = LlamaServerClient(LlamaServerSettings(url=f"http://127.0.0.1:{silent_port}"))
-    with pytest.raises(LlamaServerError, match="after 100 ms"):
+    with pytest.raises(LlamaServerError, match="after 100ms"):
         await client.get_json("/health", timeout_ms=100)
     await client.aclose()
 

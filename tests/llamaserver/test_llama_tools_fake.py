@@ -62,6 +62,17 @@ async def test_the_19_tools_are_listed_with_the_documented_defaults(llama: Sessi
     assert {k: complete[k]["default"] for k in ("max_tokens", "temperature", "top_p", "top_k")} == {
         "max_tokens": 256, "temperature": 0.7, "top_p": 0.9, "top_k": 40,
     }  # fmt: skip
+    chat = tools["llama_chat"].input_schema
+    assert chat["required"] == ["messages"]
+    sampling = ("max_tokens", "temperature", "top_p")
+    assert {k: chat["properties"][k]["default"] for k in sampling} == {
+        "max_tokens": 256, "temperature": 0.7, "top_p": 0.9,
+    }  # fmt: skip
+    infill = tools["llama_infill"].input_schema
+    assert infill["required"] == ["input_prefix", "input_suffix"]
+    assert {k: infill["properties"][k]["default"] for k in ("max_tokens", "temperature")} == {
+        "max_tokens": 256, "temperature": 0.7,
+    }  # fmt: skip
     start = tools["llama_start"].input_schema
     assert start["required"] == ["model"]
     assert {k: start["properties"][k]["default"] for k in ("port", "ctx_size", "n_gpu_layers")} == {

@@ -34,6 +34,8 @@ TOOLS = {
     "chat_completions",
     "list_models",
     "search_tools",
+    "rag_query",
+    "list_collections",
 }
 
 PANTRY = {"name": "pantry", "command": sys.executable, "args": [str(PANTRY_SERVER)]}

@@ -14,9 +14,16 @@ import typer
 from rich.markup import escape
 
 from farmhand.cli.asking import TerminalAsker
-from farmhand.cli.common import ConfigOption, console, err_console, user_errors
+from farmhand.cli.common import (
+    ConfigOption,
+    LogLevelOption,
+    console,
+    err_console,
+    project_config,
+    quiet_logging,
+    user_errors,
+)
 from farmhand.cli.loading import byte_bar, load_with_progress
-from farmhand.config.loader import find_config, load_config
 from farmhand.errors import ConfigError, UnknownToolError
 from farmhand.providers.base import GenerationSettings
 from farmhand.runtime.events import (
@@ -71,11 +78,13 @@ def chat(
         str,
         typer.Option(help="auto | none | required | a tool name: whether the model must call."),
     ] = "auto",
+    log_level: LogLevelOption = "warning",
     config: ConfigOption = None,
 ) -> None:
     """Ask a question; the model may call tools, shown as they run."""
     with user_errors():
-        cfg = load_config(find_config(config))
+        quiet_logging(log_level)
+        cfg = project_config(config)
         client_tools = load_tools(str(tools_file)) if tools_file else []
         session = session_for(
             cfg,

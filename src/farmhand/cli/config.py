@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -12,6 +11,7 @@ from rich.syntax import Syntax
 
 from farmhand.cli.common import ConfigOption, console, user_errors
 from farmhand.config import FarmhandConfig, find_config, load_config, mask_secrets
+from farmhand.config.loader import describe_source
 
 config_app = typer.Typer(
     help="Inspect and check the config (farmhand.yaml, llamafarm.yaml layout).",
@@ -32,7 +32,7 @@ def show(
     if as_json:
         typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
         return
-    text = f"# {_describe_source(path)}; secrets masked\n" + _to_yaml(data)
+    text = f"# {describe_source(path)}; secrets masked\n" + _to_yaml(data)
     if console.is_terminal:
         console.print(Syntax(text, "yaml", background_color="default"))
     else:
@@ -45,11 +45,7 @@ def validate(config: ConfigOption = None) -> None:
     with user_errors():
         path = find_config(config)
         resolved = load_config(path)
-    typer.echo(f"ok: {_describe_source(path)} ({_counts(resolved)})")
-
-
-def _describe_source(path: Path | None) -> str:
-    return str(path) if path is not None else "no config file, built-in default"
+    typer.echo(f"ok: {describe_source(path)} ({_counts(resolved)})")
 
 
 def _counts(config: FarmhandConfig) -> str:

@@ -9,9 +9,15 @@ import anyio
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from farmhand.cli.common import ConfigOption, console, err_console, fail, user_errors
+from farmhand.cli.common import (
+    ConfigOption,
+    console,
+    err_console,
+    fail,
+    project_config,
+    user_errors,
+)
 from farmhand.cli.loading import byte_bar, load_with_progress
-from farmhand.config.loader import find_config, load_config
 from farmhand.eval.report import as_json, failures_table, table
 from farmhand.eval.runner import run_suite
 from farmhand.eval.scoring import ItemResult, TargetSummary
@@ -58,7 +64,7 @@ def eval_command(
 ) -> None:
     """Run a tool-calling suite against models and print accuracy per category."""
     with user_errors():
-        cfg = load_config(find_config(config))
+        cfg = project_config(config)
         targets = [parse_target(spec, cfg) for spec in target or ["default"]]
         chosen = load_suite(suite).select(category or [], limit)
         summaries = [_evaluate(t, chosen, quiet=as_json_output) for t in targets]

@@ -10,6 +10,7 @@ from farmhand.cli.config import config_app
 from farmhand.cli.eval import eval_command
 from farmhand.cli.mcp import mcp_app
 from farmhand.cli.parse import parse_command
+from farmhand.cli.rag import rag_app
 from farmhand.cli.run import run
 from farmhand.cli.serve import serve
 from farmhand.cli.tools import tools_app
@@ -29,6 +30,7 @@ app.command("serve")(serve)
 app.add_typer(tools_app, name="tools", help="List, search and call MCP tools (no model).")
 app.add_typer(config_app, name="config", help="Show or check the configuration.")
 app.add_typer(mcp_app, name="mcp", help="farmhand as an MCP server (projects, chat, tools).")
+app.add_typer(rag_app, name="rag", help="Index documents and search them (RAG).")
 models_commands.register(app)
 
 

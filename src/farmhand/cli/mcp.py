@@ -11,8 +11,13 @@ from typing import Annotated
 import anyio
 import typer
 
-from farmhand.cli.common import ConfigOption, quiet_logging, user_errors
-from farmhand.config.loader import find_config, load_config
+from farmhand.cli.common import (
+    ConfigOption,
+    LogLevelOption,
+    project_config,
+    quiet_logging,
+    user_errors,
+)
 from farmhand.config.models import FarmhandConfig
 from farmhand.llamaserver.settings import LlamaServerSettings
 from farmhand.paths import farmhand_home
@@ -21,11 +26,11 @@ mcp_app = typer.Typer(no_args_is_help=True)
 
 
 @mcp_app.command("serve")
-def serve(config: ConfigOption = None) -> None:
+def serve(config: ConfigOption = None, log_level: LogLevelOption = "warning") -> None:
     """Serve farmhand's tools over stdio (for `command: farmhand, args: [mcp, serve]`)."""
     with user_errors():
-        cfg = load_config(find_config(config))
-        quiet_logging()  # stderr is the client's log: no line per backend request
+        quiet_logging(log_level)  # stderr is the client's log: no line per backend request
+        cfg = project_config(config)
         anyio.run(_serve, cfg)
 
 

@@ -17,10 +17,17 @@ from rich.markup import escape
 
 from farmhand.cli.asking import TerminalAsker
 from farmhand.cli.chat import render_event, render_pending
-from farmhand.cli.common import ConfigOption, console, err_console, user_errors
+from farmhand.cli.common import (
+    ConfigOption,
+    LogLevelOption,
+    console,
+    err_console,
+    project_config,
+    quiet_logging,
+    user_errors,
+)
 from farmhand.cli.loading import byte_bar, load_with_progress
 from farmhand.cli.tools import print_tools
-from farmhand.config.loader import find_config, load_config
 from farmhand.messages import Message
 from farmhand.providers.base import GenerationSettings
 from farmhand.runtime.events import LoopFinished
@@ -57,23 +64,22 @@ def run(
     temperature: Annotated[float | None, typer.Option(help="Sampling temperature.")] = None,
     max_tokens: Annotated[int | None, typer.Option(help="Most tokens per model turn.")] = None,
     seed: Annotated[int | None, typer.Option(help="Sampling seed, for repeatable answers.")] = None,
+    log_level: LogLevelOption = "warning",
     config: ConfigOption = None,
 ) -> None:
     """Chat with a model, one message per line; /tools lists its tools, /exit quits."""
     with user_errors():
-        cfg = load_config(find_config(config))
-        found = servers_for_path(tools) if tools is not None else None
-        for note in found.notes if found else []:
+        quiet_logging(log_level)
+        cfg = project_config(config)
+        # Without --tools, the definitions marked `auto_enable: always` still start.
+        found = servers_for_path(tools)
+        for note in found.notes:
             err_console.print(f"[yellow]warning:[/] {escape(note)} (skipped)", soft_wrap=True)
         session = session_for(
             cfg,
             model if model_path is None else None,
-            extra_servers=[s for s in found.servers if s.name not in found.folder_servers]
-            if found
-            else [],
-            folder_servers=[s for s in found.servers if s.name in found.folder_servers]
-            if found
-            else [],
+            extra_servers=[s for s in found.servers if s.name not in found.folder_servers],
+            folder_servers=[s for s in found.servers if s.name in found.folder_servers],
             model_path=model_path,
             load=load_with_progress,
             progress=byte_bar,

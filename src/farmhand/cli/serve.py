@@ -12,8 +12,15 @@ from typing import Annotated
 
 import typer
 
-from farmhand.cli.common import ConfigOption, err_console, fail, quiet_logging, user_errors
-from farmhand.config.loader import find_config, load_config
+from farmhand.cli.common import (
+    ConfigOption,
+    err_console,
+    fail,
+    project_config,
+    quiet_logging,
+    user_errors,
+)
+from farmhand.config.loader import describe_source
 from farmhand.server.auth import API_KEYS_VARIABLE, api_keys_from_env
 
 DEFAULT_HOST = "127.0.0.1"
@@ -53,7 +60,7 @@ def serve(
     from farmhand.server.app import create_app
 
     with user_errors():
-        cfg = load_config(find_config(config))
+        cfg = project_config(config)
         keys = api_keys_from_env() | frozenset(k for k in cfg.server.api_keys if k)
         if not is_loopback(host) and not keys:
             fail(
@@ -69,7 +76,8 @@ def serve(
         app = create_app(cfg, api_keys=keys, allowed_hosts=hosts)
         err_console.print(
             f"farmhand serving on http://{host}:{port} (OpenAI: /v1, Ollama: /api)"
-            + (" with API keys" if keys else ""),
+            + (" with API keys" if keys else "")
+            + f"; config: {describe_source(cfg.source)}",
             highlight=False,
         )
         uvicorn.run(

@@ -17,8 +17,14 @@ import anyio
 import typer
 from rich.markup import escape
 
-from farmhand.cli.common import ConfigOption, console, err_console, fail, user_errors
-from farmhand.config.loader import find_config, load_config
+from farmhand.cli.common import (
+    ConfigOption,
+    console,
+    err_console,
+    fail,
+    project_config,
+    user_errors,
+)
 from farmhand.config.models import McpServerConfig
 from farmhand.errors import ConfigError
 from farmhand.runtime.session import ServerToolsets, ToolSettings, tool_settings
@@ -128,7 +134,7 @@ def _with_servers(
 ) -> T:
     """Run `use` with the servers reachable lazily through one DiscoveryToolset."""
     with user_errors():
-        cfg = load_config(find_config(config))
+        cfg = project_config(config)
         servers: list[McpServerConfig] = list(cfg.mcp.servers)
         folder: frozenset[str] = frozenset()
         if path is not None:

@@ -15,6 +15,7 @@ checked before the YAML is built.
 from __future__ import annotations
 
 import difflib
+import os
 import types
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -55,36 +56,54 @@ class OutsideRules:
     allowed_dirs: tuple[Path, ...] = ()
 
 
-_DIR_CANDIDATES = (CONFIG_FILENAME, "llamafarm.yaml")
+LLAMAFARM_FILENAME = "llamafarm.yaml"
+CONFIG_CANDIDATES = (CONFIG_FILENAME, LLAMAFARM_FILENAME)
+"""The files a folder's config may be in, first found wins: a LlamaFarm project's
+llamafarm.yaml is read when there is no farmhand.yaml beside it."""
 
 
 def find_config(explicit: Path | None = None) -> Path | None:
-    """`explicit` (which must exist), else ./farmhand.yaml if present, else None."""
+    """`explicit` (which must exist; a folder: its config file), else ./farmhand.yaml, else
+    ./llamafarm.yaml, else None (the built-in default)."""
     if explicit is None:
-        here = Path(CONFIG_FILENAME)
-        return here if here.is_file() else None
+        return _in_folder(Path())
     if explicit.is_dir():
-        for name in _DIR_CANDIDATES:
-            if (explicit / name).is_file():
-                return explicit / name
-        raise ConfigError(
-            f"{explicit} is a directory without {' or '.join(_DIR_CANDIDATES)};"
-            " pass the config file itself"
-        )
+        found = _in_folder(explicit)
+        if found is None:
+            raise ConfigError(
+                f"{explicit} is a directory without {' or '.join(CONFIG_CANDIDATES)};"
+                " pass the config file itself"
+            )
+        return found
     if not explicit.exists():
         raise ConfigError(
             f"config file {explicit} does not exist; check the path, or leave out --config"
-            f" to use ./{CONFIG_FILENAME} or the built-in default"
+            f" to use ./{CONFIG_FILENAME}, ./{LLAMAFARM_FILENAME} or the built-in default"
         )
     return explicit
+
+
+def _in_folder(folder: Path) -> Path | None:
+    for name in CONFIG_CANDIDATES:
+        if (folder / name).is_file():
+            return folder / name
+    return None
+
+
+def describe_source(path: Path | None) -> str:
+    """Which file a config came from, for the line a command prints when it starts."""
+    if path is None:
+        return f"no {' or '.join(CONFIG_CANDIDATES)} here, built-in default"
+    return str(path)
 
 
 def load_config(
     path: Path | None = None, *, environ: Mapping[str, str] | None = None
 ) -> FarmhandConfig:
-    """The validated config in `path`; the built-in default when `path` is None."""
+    """The validated config in `path`; the built-in default when `path` is None. The
+    operator's environment may set what the file leaves unset (`TIMEOUT_VARIABLES`)."""
     if path is None:
-        return default_config()
+        return with_environment(default_config(), environ)
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -94,7 +113,31 @@ def load_config(
     except OSError as exc:
         raise ConfigError(f"cannot read config file {path}: {exc.strerror or exc}") from None
     config = parse_config(text, str(path), environ=environ, base_dir=path.parent.absolute())
-    return config.loaded_from(path)
+    return with_environment(config, environ).loaded_from(path)
+
+
+TIMEOUT_VARIABLES = ("FARMHAND_MCP_TIMEOUT", "OLLAMA_MCP_TIMEOUT")
+"""Milliseconds a tool call may take when the config sets no `runtime.tool_timeout`:
+farmhand's variable, else the Ollama MCP fork's."""
+
+
+def with_environment(
+    config: FarmhandConfig, environ: Mapping[str, str] | None = None
+) -> FarmhandConfig:
+    """`config` with `runtime.tool_timeout` from TIMEOUT_VARIABLES when the file left it
+    unset; ConfigError for a value that is not a positive whole number of milliseconds."""
+    env = os.environ if environ is None else environ
+    name = next((n for n in TIMEOUT_VARIABLES if env.get(n, "").strip()), None)
+    if name is None or "tool_timeout" in config.runtime.model_fields_set:
+        return config
+    value = env[name].strip()
+    if not value.isdigit() or int(value) <= 0:
+        raise ConfigError(
+            f"{name}={value!r}: give the tool call timeout as a whole number of milliseconds,"
+            " e.g. 30000"
+        )
+    config.runtime.tool_timeout = int(value) / 1000
+    return config
 
 
 def parse_config(

@@ -7,6 +7,7 @@ in `FarmhandConfig.reference_issues()` so the loader can point each one at its o
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal, NamedTuple, Self
@@ -24,7 +25,7 @@ from pydantic import (
 
 from farmhand.config.limits import LimitsConfig, McpSessionsConfig, SavedResultsConfig
 from farmhand.config.strict import STRICT_CONFIG
-from farmhand.errors import ConfigError, ModelError
+from farmhand.errors import ConfigError, ModelError, RequestError
 from farmhand.models.catalog import CATALOG, DEFAULT_MODEL, lookup
 from farmhand.tools.definition import ToolDefinition
 
@@ -40,6 +41,21 @@ KeyPath = tuple[str | int, ...]
 DEPTH_CEILING = 200
 """The most a nesting limit may be raised to: building deeper YAML or templates recurses
 towards Python's own limit."""
+
+
+COLLECTION_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+"""A RAG collection's name, also its file's name under $FARMHAND_HOME/rag."""
+
+
+def check_collection_name(name: str) -> str:
+    """`name` when it may name a collection; RequestError saying what may."""
+    if not isinstance(name, str) or not COLLECTION_NAME.fullmatch(name):
+        raise RequestError(
+            f"{name!r} is not a collection name: use 1 to 64 letters, digits, '_', '.' or"
+            " '-', starting with a letter or digit",
+            param="collection",
+        )
+    return name
 
 
 class Issue(NamedTuple):
@@ -272,6 +288,9 @@ class ModelConfig(Strict):
     or Google format), or `file://tools.json|yaml` relative to this config file."""
     prompts: list[str] = []
     """Names of top-level prompts whose messages this model gets, in order."""
+    rag: list[str] = []
+    """Document collections (`farmhand rag add PATH --collection NAME`) this model may
+    search with the built-in `rag_query` tool."""
     n_ctx: int | None = Field(default=None, ge=1)
     """Context window in tokens (llamacpp); the model's own default when omitted."""
     temperature: float | None = Field(default=None, ge=0)
@@ -303,6 +322,16 @@ class ModelConfig(Strict):
         except ConfigError as exc:
             raise ValueError(str(exc)) from None
         return value
+
+    @field_validator("rag")
+    @classmethod
+    def _collection_names(cls, names: list[str]) -> list[str]:
+        for name in names:
+            try:
+                check_collection_name(name)
+            except RequestError as exc:
+                raise ValueError(str(exc)) from None
+        return names
 
     @field_validator("provider", mode="before")
     @classmethod

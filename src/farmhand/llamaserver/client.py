@@ -66,7 +66,7 @@ class LlamaServerClient:
             response = await _send_once_more_if_stale(self._http, request)
         except httpx.TimeoutException:
             raise LlamaServerError(
-                f"Request timed out after {ms} ms. Try reducing max_tokens or check server load."
+                f"Request timed out after {ms}ms. Try reducing max_tokens or check server load."
             ) from None
         except (httpx.ConnectError, httpx.RemoteProtocolError):
             # RemoteProtocolError: the server closed the connection mid-request (it crashed

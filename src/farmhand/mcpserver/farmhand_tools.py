@@ -1,14 +1,15 @@
 """farmhand's own API as MCP tools: what LlamaFarm exposes when it is an MCP server.
 
     list_projects    create_project    get_project    update_project    delete_project
-    chat_completions (runs the whole tool loop)    list_models    search_tools
+    chat_completions (runs the whole tool loop)    list_models    search_tools    rag_query
 
 Names follow LlamaFarm's API operations (its project routes are `list_projects`,
 `create_project`, `get_project`, `update_project`, `delete_project`; its table calls the
 chat tool "Chat completions" and the models one "List models"); results are the same JSON
 as the HTTP API (`{"total", "projects"}`, `{"project"}`, an OpenAI `chat.completion`,
-OpenAI's model list, Ollama's tool search). RAG is not farmhand's business, so there is no
-RAG query tool. `search_tools` is farmhand's own (the Ollama MCP API's `/api/tools/search`).
+OpenAI's model list, Ollama's tool search). `rag_query` is LlamaFarm's "RAG query": it
+searches a collection built with `farmhand rag add`. `search_tools` is farmhand's own (the
+Ollama MCP API's `/api/tools/search`).
 
 The tools read the ServiceState through a getter, so the same server runs inside
 `farmhand serve` (streamable HTTP at /mcp, see `mcpserver.http`) and on its own over stdio
@@ -29,8 +30,10 @@ from farmhand.dialects.openai_chat import parse_chat
 from farmhand.dialects.openai_completion import completion_body
 from farmhand.mcpserver.llama_tools import LlamaTools, register_llama_tools
 from farmhand.mcpserver.results import ToolServer
+from farmhand.rag.library import MAX_TOP_K, Mode
 from farmhand.service.chat import complete_chat
 from farmhand.service.projects import ProjectStore, state_for, store_for
+from farmhand.service.rag import collection_names, query_collection
 from farmhand.service.state import ServiceState
 from farmhand.service.tool_search import search_tools as search_tools_of
 
@@ -170,6 +173,31 @@ def build_server(get_state: StateGetter, llama: LlamaTools | None = None) -> MCP
         {tools: [{server, name, description, parameters}], pattern, total}."""
         found = await search_tools_of(state_of(namespace, project), pattern)
         return found.to_json()
+
+    @server.tool(annotations=READ_ONLY)
+    async def rag_query(
+        query: Annotated[str, Field(description="The question, or the words to look for.")],
+        collection: Annotated[
+            str, Field(description="A collection made with `farmhand rag add`, e.g. 'docs'.")
+        ],
+        top_k: Annotated[int, Field(ge=1, le=MAX_TOP_K, description="Passages to return.")] = 5,
+        mode: Annotated[
+            Mode, Field(description="hybrid (words and meaning), keyword or vector.")
+        ] = "hybrid",
+    ) -> dict[str, Any]:
+        """Query the documents of a collection: the passages that best answer `query`,
+        best first, each with its file and lines: {collection, query, results}."""
+        hits = await query_collection(get_state(), collection, query, top_k=top_k, mode=mode)
+        return {
+            "collection": collection,
+            "query": query,
+            "results": [hit.to_json() for hit in hits],
+        }
+
+    @server.tool(annotations=READ_ONLY)
+    async def list_collections() -> dict[str, Any]:
+        """The document collections `rag_query` can search: {collections: [name]}."""
+        return {"collections": await collection_names(get_state())}
 
     if llama is not None:
         register_llama_tools(server, llama)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import logging
+import time
 from collections.abc import Sequence
 from typing import NamedTuple
 
@@ -11,6 +13,8 @@ from farmhand.messages import Message, ToolCall, ToolResult
 from farmhand.tools.definition import SEPARATOR, ToolDefinition, resolve_tool_name
 from farmhand.tools.schema import normalize_schema, validate_arguments
 from farmhand.toolsets.base import ConversationAware, Toolset
+
+log = logging.getLogger(__name__)
 
 
 class Outcome(NamedTuple):
@@ -116,10 +120,19 @@ class ToolRouter:
                     is_error=True,
                 )
             )
+        started = time.perf_counter()
         try:
             output = await self._owner[name].call_tool(name, call.arguments)
         except ToolError as exc:
+            log.debug("tool call %s failed (%s) after %.0f ms", name, exc, _ms(started))
             return _same(ToolResult(call.id, name, f"Error: {exc}", is_error=True))
+        log.debug(
+            "tool call %s: %s in %.0f ms, %d characters",
+            name,
+            "error" if output.is_error else "ok",
+            _ms(started),
+            len(output.full_text or output.text),
+        )
         result = ToolResult(call.id, name, output.text, is_error=output.is_error)
         full = (
             result
@@ -127,6 +140,10 @@ class ToolRouter:
             else dataclasses.replace(result, content=output.full_text)
         )
         return Outcome(result, full, output.offers_tools)
+
+
+def _ms(started: float) -> float:
+    return (time.perf_counter() - started) * 1000
 
 
 def _same(result: ToolResult) -> Outcome:

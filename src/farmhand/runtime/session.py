@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
@@ -15,6 +16,8 @@ from farmhand.errors import UnknownToolError
 from farmhand.messages import Message
 from farmhand.providers.base import Provider
 from farmhand.providers.factory import ByteProgress, LlamaLoader, provider_for
+from farmhand.rag.embedding import ContextFor, home_library
+from farmhand.rag.toolset import RagToolset
 from farmhand.runtime.executor import ToolRouter
 from farmhand.tools.choice import ToolChoice
 from farmhand.tools.definition import ToolDefinition, resolve_tool_name
@@ -32,6 +35,8 @@ from farmhand.toolsets.wrappers import (
     WorkingDirPaths,
     read_only_current,
 )
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -140,13 +145,17 @@ async def open_router(
     opener: ServerToolsets,
     servers: Sequence[McpServerConfig],
     client_tools: Sequence[ToolDefinition] = (),
+    builtin: Sequence[Toolset] = (),
 ) -> ToolRouter:
-    """The one way a conversation gets its tools, for every face: each server opened by
-    `opener` (pooled under `farmhand serve`, started for the chat in the CLI), the tools the
-    caller runs itself beside them, all listed once. The servers close with `stack`."""
-    toolsets = await opener.enter_all(stack, servers)
+    """The one way a conversation gets its tools, for every face: farmhand's own `builtin`
+    toolsets (the model's `rag_query`), each server opened by `opener` (pooled under
+    `farmhand serve`, started for the chat in the CLI), the tools the caller runs itself
+    beside them, all listed once. The servers close with `stack`."""
+    log.debug("MCP servers for this chat: %d %s", len(servers), [s.name for s in servers])
+    toolsets = [*builtin, *await opener.enter_all(stack, servers)]
     router = ToolRouter(toolsets, client_tools=client_tools)
-    await router.list_tools()
+    names = [t.name for t in await router.list_tools()]
+    log.debug("tools offered to the model: %d %s", len(names), names)
     return router
 
 
@@ -195,6 +204,8 @@ class ChatSession:
     tools: ToolSettings | None = None
     # Who answers the servers' questions and approvals (the terminal in chat and run).
     asker: Asker | None = None
+    # farmhand's own tools for this model (rag_query over its `rag:` collections).
+    builtin: Sequence[Toolset] = ()
     router: ToolRouter = field(init=False)
     _provider: Provider | None = field(init=False, default=None)
     _stack: AsyncExitStack = field(init=False, default_factory=AsyncExitStack)
@@ -225,7 +236,9 @@ class ChatSession:
             # The group is entered first, so the servers' own scopes nest inside it.
             group = await self._stack.enter_async_context(anyio.create_task_group())
             group.start_soon(load)
-            self.router = await open_router(self._stack, opener, self.servers, client_tools)
+            self.router = await open_router(
+                self._stack, opener, self.servers, client_tools, self.builtin
+            )
             await done.wait()
             if errors:
                 raise errors[0]
@@ -288,4 +301,15 @@ def session_for(
         client_tools=client_tools,
         tools=tool_settings(config, jit=jit),
         asker=asker,
+        builtin=rag_toolsets(model),
     )
+
+
+def rag_toolsets(
+    model: ModelConfig, home: Path | None = None, context_for: ContextFor | None = None
+) -> list[Toolset]:
+    """The `rag_query` tool over the collections `model` lists (none: no tool); questions
+    are embedded by each collection's own model (`context_for`: the service's contexts)."""
+    if not model.rag:
+        return []
+    return [RagToolset(home_library(home, context_for), model.rag)]

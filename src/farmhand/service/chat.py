@@ -25,6 +25,7 @@ from farmhand.runtime.session import (
     ServerToolsets,
     ToolSettings,
     open_router,
+    rag_toolsets,
     resolve_tool_choice,
     tool_settings,
 )
@@ -219,7 +220,8 @@ async def _tools(
         # connected across requests, and those from outside are bounded by the pool.
         opener = server_toolsets(state, servers, settings, request.allowed_tools, request.asker)
         client_tools = [*model.tool_definitions(), *request.client_tools]
-        router = await open_router(stack, opener, servers.all, client_tools)
+        builtin = rag_toolsets(model, state.home, state.files.embedder)
+        router = await open_router(stack, opener, servers.all, client_tools, builtin)
         try:
             choice = resolve_tool_choice(
                 request.settings.tool_choice, await router.list_tools(), jit=settings.jit_tools

@@ -143,6 +143,12 @@ class ServerConnection:
                     self._client = client
                     connected = True
                     scope.deadline = math.inf
+                    log.debug(
+                        "MCP server %s %s (protocol %s)",
+                        self.name,
+                        "restarted" if self.restarts else "started",
+                        client.protocol_version,
+                    )
                     attempt.done.set()
                     async with anyio.create_task_group() as group:
                         group.start_soon(self._refresh_tools_on_change, client)
@@ -151,6 +157,7 @@ class ServerConnection:
                         group.cancel_scope.cancel()
             except Exception as exc:
                 self._error = exc
+                log.debug("MCP server %s stopped: %s", self.name, reason(exc))
                 if not connected:  # a session that broke was counted by _hold already
                     self.failures += 1
             finally:
@@ -293,6 +300,8 @@ class ServerConnection:
             async with self.session() as client:
                 with anyio.fail_after(timeout):
                     self._store_tools(await _all_tools(client))
+            names = [t.name for t in self._tools or ()]
+            log.debug("MCP server %s: %d tools loaded: %s", self.name, len(names), names)
         assert self._tools is not None
         return self._tools
 

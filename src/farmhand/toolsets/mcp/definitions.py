@@ -1,7 +1,8 @@
 """MCP server definitions: which servers exist and when `--tools PATH` turns them on.
 
 Read from `~/.config/farmhand/mcp-servers.json` (`$XDG_CONFIG_HOME` respected), or from the
-`FARMHAND_MCP_SERVERS` environment variable holding the same JSON inline, which wins. The
+`FARMHAND_MCP_SERVERS` environment variable (else the Ollama fork's `OLLAMA_MCP_SERVERS`)
+holding the same JSON inline, which wins. The
 layout and field names are the Ollama MCP design's:
 
     {"servers": [{"name": "git", "command": "mcp-server-git", "args": ["--repository"],
@@ -41,6 +42,8 @@ from farmhand.toolsets.mcp.known_servers import (
 )
 
 ENV_VAR = "FARMHAND_MCP_SERVERS"
+OLLAMA_ENV_VAR = "OLLAMA_MCP_SERVERS"
+"""The Ollama MCP fork's name for the same JSON, read when farmhand's own is unset."""
 AutoEnable = Literal["never", "always", "with_path", "if_match"]
 
 
@@ -178,8 +181,9 @@ def load_definitions(
     environ: Mapping[str, str] = os.environ, path: Path | None = None
 ) -> list[ServerDefinition]:
     """The built-in definitions, replaced or extended by the user's (env var, else file)."""
-    if inline := environ.get(ENV_VAR, "").strip():
-        user = parse_definitions(inline, f"${ENV_VAR}")
+    named = next((v for v in (ENV_VAR, OLLAMA_ENV_VAR) if environ.get(v, "").strip()), None)
+    if named is not None:
+        user = parse_definitions(environ[named].strip(), f"${named}")
     else:
         file = path or definitions_path()
         user = (

@@ -1,0 +1,178 @@
+"""Claim: farmhand's hybrid RAG search (BM25 + embeddings, reciprocal rank fusion) finds the
+documents a question needs better than either ranking alone.
+
+Data: the knowledge base of tau2-bench's `banking_knowledge` domain (Sierra Research, MIT),
+as the PyPI package inspect-evals ships it (0.28.0: 698 documents, 97 tasks, each task listing
+the documents it needs, `required_documents`). Each document becomes a Markdown file, the
+collection is built with `Library.add` (the code `farmhand rag add` runs), and each task's
+customer text (cut to the query limit) is the question. Per mode (hybrid, keyword-only,
+vector-only, in the same run over the same index and the same query vectors), over the
+distinct documents of the ranked passages:
+
+- hit@5: a needed document is among the first 5;
+- recall@5: the share of the needed documents among the first 5;
+- MRR: the mean of 1 / rank of the first needed document (0 past the 50th passage).
+
+Ratios are against keyword-only (BM25), the baseline. Needs the data package, installed
+without its dependencies (only its files are read; nothing of it is imported):
+`.venv/bin/pip install --no-deps inspect-evals==0.28.0`.
+
+    .venv/bin/python bench/rag_retrieval.py [--model qwen2.5-coder:0.5b] [--tasks N]
+        [--docs N]      # a smaller corpus: the documents the tasks need, then others in
+                        # the package's order up to N (a run over all 698 embeds ~200k tokens)
+        [--index DIR]   # keep the index in DIR between runs
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import importlib.util
+import json
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from farmhand.models.catalog import DEFAULT_MODEL
+from farmhand.rag.embedding import GgufEmbedder
+from farmhand.rag.library import MAX_QUERY_CHARS, MAX_TOP_K, MODES, Embedder, Library, Mode
+
+DOMAIN = ("tau2", "data", "domains", "banking_knowledge")
+COLLECTION = "banking"
+CUTOFF = 5
+
+
+@dataclass(frozen=True)
+class Task:
+    id: str
+    question: str
+    needed: frozenset[str]
+
+
+def data_folder() -> Path:
+    """The domain's files inside the installed inspect_evals, found without importing it."""
+    spec = importlib.util.find_spec("inspect_evals")
+    if spec is None or not spec.submodule_search_locations:
+        sys.exit("needs the data package: .venv/bin/pip install --no-deps inspect-evals==0.28.0")
+    return Path(next(iter(spec.submodule_search_locations))).joinpath(*DOMAIN)
+
+
+def load(folder: Path) -> tuple[list[dict[str, str]], list[Task]]:
+    with gzip.open(folder / "documents.json.gz", "rt", encoding="utf-8") as handle:
+        documents = json.load(handle)
+    tasks = [
+        Task(t["id"], t["user_scenario"]["instructions"], frozenset(t["required_documents"]))
+        for t in json.loads((folder / "tasks.json").read_text(encoding="utf-8"))
+        if t.get("required_documents")
+    ]
+    return documents, tasks
+
+
+class Remembered:
+    """An embedder that embeds each text once: the three modes share the query vectors."""
+
+    def __init__(self, inner: GgufEmbedder) -> None:
+        self.inner = inner
+        self.seen: dict[str, list[float]] = {}
+        self.seconds = 0.0
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        todo = [t for t in dict.fromkeys(texts) if t not in self.seen]
+        if todo:
+            start = time.perf_counter()
+            for text, vector in zip(todo, self.inner.embed(todo), strict=True):
+                self.seen[text] = vector
+            self.seconds += time.perf_counter() - start
+        return [self.seen[t] for t in texts]
+
+
+def build(
+    library: Library, documents: list[dict[str, str]], embedder: Embedder, where: Path
+) -> None:
+    files = where / "documents"
+    files.mkdir(parents=True, exist_ok=True)
+    for document in documents:
+        text = f"# {document['title']}\n\n{document['content']}\n"
+        (files / f"{document['id']}.md").write_text(text, encoding="utf-8")
+    start = time.perf_counter()
+    report = library.add(COLLECTION, [files], embedder)
+    passages = sum(n for _, n in report.added)
+    print(
+        f"indexed {len(report.added)} documents ({passages} passages), {len(report.unchanged)}"
+        f" unchanged, in {time.perf_counter() - start:.0f} s",
+        flush=True,
+    )
+
+
+def smaller_corpus(
+    documents: list[dict[str, str]], tasks: list[Task], size: int
+) -> list[dict[str, str]]:
+    """The documents the tasks need, then the others in the package's order, `size` in all
+    (the needed ones are kept even past it)."""
+    needed = set().union(*(t.needed for t in tasks))
+    kept = [d for d in documents if d["id"] in needed]
+    others = [d for d in documents if d["id"] not in needed]
+    return kept + others[: max(0, size - len(kept))]
+
+
+def ranked_documents(library: Library, question: str, mode: Mode) -> list[str]:
+    hits = library.query(COLLECTION, question[:MAX_QUERY_CHARS], top_k=MAX_TOP_K, mode=mode)
+    return list(dict.fromkeys(Path(h.source).stem for h in hits))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", default=DEFAULT_MODEL, help="embedding model (catalog/.gguf)")
+    parser.add_argument("--tasks", type=int, default=0, help="only the first N tasks")
+    parser.add_argument("--docs", type=int, default=0, help="corpus of at most N documents")
+    parser.add_argument("--index", type=Path, help="keep the index here between runs")
+    args = parser.parse_args()
+
+    documents, tasks = load(data_folder())
+    tasks = tasks[: args.tasks] if args.tasks else tasks
+    if args.docs:
+        documents = smaller_corpus(documents, tasks, args.docs)
+    embedder = Remembered(GgufEmbedder(args.model))
+    with tempfile.TemporaryDirectory() as scratch:
+        where = args.index or Path(scratch)
+        library = Library(where / "rag", lambda name: embedder)
+        try:
+            build(library, documents, embedder, where)
+            embed_seconds = embedder.seconds
+            rows = {mode: [0.0, 0.0, 0.0] for mode in MODES}  # hit@5, recall@5, MRR
+            start = time.perf_counter()
+            for task in tasks:
+                for mode in MODES:
+                    ranked = ranked_documents(library, task.question, mode)
+                    top = ranked[:CUTOFF]
+                    found = [i for i, doc in enumerate(ranked, start=1) if doc in task.needed]
+                    rows[mode][0] += bool(set(top) & task.needed)
+                    rows[mode][1] += len(set(top) & task.needed) / len(task.needed)
+                    rows[mode][2] += 1 / found[0] if found else 0.0
+            query_seconds = time.perf_counter() - start
+        finally:
+            library.close()
+            embedder.inner.close()
+    count = len(tasks)
+    base = [v / count for v in rows["keyword"]]
+    print(
+        f"\n{count} tasks, {len(documents)} documents, embeddings: {args.model}"
+        f" (corpus {embed_seconds:.0f} s; queries incl. embedding {query_seconds:.0f} s)\n"
+    )
+    header = f"{'mode':<10}{'hit@5':>8}{'recall@5':>10}{'MRR':>8}"
+    print(f"{header}   ratio to keyword (hit, recall, MRR)")
+    for mode in ("keyword", "vector", "hybrid"):
+        values = [v / count for v in rows[mode]]
+        ratios = ", ".join(f"{v / b:.2f}" if b else "-" for v, b in zip(values, base, strict=True))
+        print(f"{mode:<10}{values[0]:>8.3f}{values[1]:>10.3f}{values[2]:>8.3f}   {ratios}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,172 @@
+"""Collections on disk: adding a folder of documents, replacing what changed, the three
+rankings, and every bad input answered with what to fix (the SQLite file is real, with
+FTS5 and sqlite-vec; the embedder is tests/rag/word_vectors.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from tests.rag.word_vectors import WordVectors
+from tests.support.pdf_files import pdf_bytes
+
+from farmhand.errors import RequestError
+from farmhand.rag.library import RRF_K, Library, fuse
+
+GUIDE = """# Greenhouse guide
+
+## Watering
+Water the tomatoes every morning before nine; the soil should stay damp, never wet.
+
+## Heating
+The heater turns on below 12 degrees Celsius.
+"""
+CODE = '''"""Widgets."""
+
+
+def parse_widget_config(text):
+    """Read a widget's settings from TOML text."""
+    return toml.loads(text)
+'''
+
+
+@pytest.fixture
+def docs(tmp_path: Path) -> Path:
+    folder = tmp_path / "docs"
+    (folder / "src").mkdir(parents=True)
+    (folder / ".git").mkdir()
+    (folder / "node_modules").mkdir()
+    (folder / "guide.md").write_text(GUIDE)
+    (folder / "src" / "widgets.py").write_text(CODE)
+    (folder / "invoice.pdf").write_bytes(
+        pdf_bytes(["Invoice 2026-117\nCustomer: Ada Farms", "Total due: 4,310 EUR by March 3"])
+    )
+    (folder / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR")
+    (folder / "latin1.txt").write_bytes("caf\xe9 au lait".encode("latin-1"))
+    (folder / ".git" / "config").write_text("[core] secret stuff")
+    (folder / "node_modules" / "dep.js").write_text("module.exports = 1")
+    return folder
+
+
+@pytest.fixture
+def library(tmp_path: Path) -> Iterator[Library]:
+    made = Library(tmp_path / "rag", lambda name: WordVectors(name))
+    yield made
+    made.close()
+
+
+def test_add_reads_text_markdown_code_and_pdf_and_says_what_it_skipped(
+    library: Library, docs: Path
+) -> None:
+    embedder = WordVectors()
+    report = library.add("docs", [docs], embedder)
+
+    added = dict(report.added)
+    assert sorted(Path(label).name for label in added) == ["guide.md", "invoice.pdf", "widgets.py"]
+    assert sorted((s.path.name, s.reason) for s in report.skipped) == [
+        ("latin1.txt", "not UTF-8 text"),
+        ("logo.png", "a binary file"),
+    ]
+    info = library.info("docs")
+    assert (info.documents, info.passages, info.embedder) == (
+        3,
+        sum(added.values()),
+        "word-vectors",
+    )
+    assert info.dimensions == 64
+    assert (library.folder / "docs.db").is_file()
+    # Each passage was embedded with its file's name in front (a question may name the file).
+    firsts = {t.split("\n", 1)[0] for batch in embedder.calls for t in batch}
+    assert {Path(f).name for f in firsts} == {"guide.md", "invoice.pdf", "widgets.py"}
+
+
+def test_searches_cite_file_lines_and_pages(library: Library, docs: Path) -> None:
+    library.add("docs", [docs], WordVectors())
+
+    (hit,) = library.query("docs", "parse_widget_config", top_k=1, mode="keyword")
+    assert hit.label.endswith("widgets.py") and "def parse_widget_config" in hit.passage.text
+    assert hit.citation.endswith("widgets.py, lines 1-6")
+
+    (hit,) = library.query("docs", "when is the invoice total due", top_k=1)
+    assert hit.label.endswith("invoice.pdf") and hit.passage.page == 2
+    assert hit.citation.endswith("invoice.pdf, page 2, line 1")
+
+    hits = library.query("docs", "how often to water tomatoes", top_k=2, mode="vector")
+    assert hits[0].label.endswith("guide.md") and "every morning" in hits[0].passage.text
+    assert hits[0].score > hits[1].score
+
+
+def test_a_changed_file_is_replaced_and_an_unchanged_one_kept(library: Library, docs: Path) -> None:
+    library.add("docs", [docs], WordVectors())
+    (docs / "guide.md").write_text("# Greenhouse guide\nThe heater is gone; use blankets.\n")
+    report = library.add("docs", [docs], WordVectors())
+    assert [Path(label).name for label, _ in report.added] == ["guide.md"]
+    assert sorted(Path(label).name for label in report.unchanged) == ["invoice.pdf", "widgets.py"]
+    assert library.query("docs", "tomatoes", mode="keyword") == []  # the old text is gone
+    (hit,) = library.query("docs", "blankets", top_k=1, mode="keyword")
+    assert hit.label.endswith("guide.md")
+    assert library.info("docs").documents == 3
+
+
+def test_a_collection_keeps_to_the_model_it_was_built_with(library: Library, docs: Path) -> None:
+    library.add("docs", [docs / "guide.md"], WordVectors("model-a"))
+    with pytest.raises(RequestError) as info:
+        library.add("docs", [docs / "src"], WordVectors("model-b"))
+    assert str(info.value) == (
+        "collection 'docs' was indexed with the embeddings of 'model-a', not 'model-b'; add"
+        " with --model model-a, or use another collection"
+    )
+
+
+@pytest.mark.parametrize("name", ["../etc", "a/b", ".hidden", "", "x" * 65, "docs\n"])
+def test_a_bad_collection_name_is_refused_before_anything_is_touched(
+    library: Library, docs: Path, name: str
+) -> None:
+    with pytest.raises(RequestError, match="is not a collection name: use 1 to 64 letters"):
+        library.add(name, [docs], WordVectors())
+    with pytest.raises(RequestError, match="is not a collection name"):
+        library.query(name, "anything")
+    assert not library.folder.exists()
+
+
+def test_bad_queries_say_what_to_fix(library: Library, docs: Path) -> None:
+    with pytest.raises(RequestError) as info:
+        library.query("nope", "anything")
+    assert str(info.value) == (
+        "no collection 'nope'; collections: none yet. Create one with"
+        " `farmhand rag add PATH --collection nope`"
+    )
+    library.add("docs", [docs / "guide.md"], WordVectors())
+    with pytest.raises(RequestError, match="collections: docs"):
+        library.query("nope", "anything")
+    with pytest.raises(RequestError, match="the query is empty"):
+        library.query("docs", "   ")
+    with pytest.raises(RequestError, match="more than 4000; shorten it"):
+        library.query("docs", "water " * 1000)
+    with pytest.raises(RequestError, match=r"top_k must be 1 to 50 \(got 0\)"):
+        library.query("docs", "water", top_k=0)
+    with pytest.raises(RequestError, match="mode must be one of hybrid, keyword, vector"):
+        library.query("docs", "water", mode="fuzzy")  # type: ignore[arg-type]
+    with pytest.raises(RequestError, match="does not exist; name a file or a folder"):
+        library.add("docs", [docs / "missing"], WordVectors())
+
+
+@pytest.mark.parametrize(
+    "query",
+    ['"water', "water OR", "NEAR(water heater)", "heat*", "col:water", "^water", "') --", "::"],
+)
+def test_query_syntax_is_never_read_as_fts5_syntax(
+    library: Library, docs: Path, query: str
+) -> None:
+    library.add("docs", [docs / "guide.md"], WordVectors())
+    hits = library.query("docs", query, mode="keyword")
+    assert all(h.label.endswith("guide.md") for h in hits)
+
+
+def test_fusion_adds_reciprocal_ranks() -> None:
+    scores = fuse([[1, 2, 3], [3, 1]])
+    assert scores[1] == pytest.approx(1 / (RRF_K + 1) + 1 / (RRF_K + 2))
+    assert scores[3] == pytest.approx(1 / (RRF_K + 3) + 1 / (RRF_K + 1))
+    assert scores[2] == pytest.approx(1 / (RRF_K + 2))
+    assert sorted(scores, key=lambda i: -scores[i]) == [1, 3, 2]

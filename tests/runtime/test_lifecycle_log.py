@@ -1,0 +1,67 @@
+"""`--log-level debug` shows the MCP lifecycle LlamaFarm's "Debugging MCP" shows: the
+servers of a chat, each started, its tools loaded (count and names), the tools offered,
+and every call with its outcome and duration. Real filesystem server, scripted model."""
+
+from __future__ import annotations
+
+import logging
+import re
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from farmhand.cli.main import app
+from farmhand.config.models import ModelConfig
+from farmhand.messages import ToolCall
+from farmhand.providers.scripted import ScriptedProvider, Step
+from farmhand.runtime.loop import run_to_completion
+from farmhand.runtime.session import ChatSession, ToolSettings
+from farmhand.toolsets.mcp.known_servers import filesystem_server
+
+MODEL = ModelConfig(name="scripted", provider="openai", model="scripted")
+
+
+@pytest.mark.anyio
+async def test_debug_log_tells_the_mcp_lifecycle(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    (tmp_path / "notes.txt").write_text("hi")
+    provider = ScriptedProvider(
+        [
+            Step.calls(ToolCall("filesystem:list_directory", {"path": str(tmp_path)})),
+            Step.calls(ToolCall("filesystem:read_text_file", {"path": "/nowhere/x"})),
+            Step.text("one file"),
+        ]
+    )
+    session = ChatSession(
+        load_provider=lambda: provider,
+        servers=[filesystem_server(tmp_path)],
+        model=MODEL,
+        tools=ToolSettings(jit_tools=False),
+    )
+    caplog.set_level(logging.DEBUG, logger="farmhand")
+    async with session:
+        await run_to_completion(provider, session.opening("what is here?"), session.router)
+    lines = [r.getMessage() for r in caplog.records if r.name.startswith("farmhand")]
+    text = "\n".join(lines)
+    assert "MCP servers for this chat: 1 ['filesystem']" in lines
+    assert re.search(r"^MCP server filesystem started \(protocol [\d-]+\)$", text, re.M)
+    loaded = re.search(r"^MCP server filesystem: (\d+) tools loaded: \[(.*)\]$", text, re.M)
+    assert loaded and int(loaded.group(1)) >= 10 and "'list_directory'" in loaded.group(2)
+    assert re.search(
+        r"^tools offered to the model: \d+ \[.*'filesystem:list_directory'", text, re.M
+    )
+    assert re.search(
+        r"^tool call filesystem:list_directory: ok in \d+ ms, \d+ characters$", text, re.M
+    )
+    assert re.search(r"^tool call filesystem:read_text_file: error in \d+ ms", text, re.M)
+
+
+def test_a_bad_log_level_is_one_clear_line(tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["chat", "hi", "--log-level", "loud"])
+    assert result.exit_code == 1
+    assert result.stderr == (
+        "error: --log-level 'loud' is not a level; use one of trace, debug, info, warning,"
+        " error, critical\n"
+    )
