@@ -232,7 +232,7 @@ def test_show_reports_errors(tmp_path: Path) -> None:
     assert result.stderr == (
         f"error: {path}:2: runtime.modles: unknown key 'modles' (did you mean 'models'?);"
         " allowed keys: default_model, models, max_tool_rounds, tool_timeout,"
-        " max_tool_result_chars, jit_tools, jit_max_tools, jit_connect_eager\n"
+        " max_tool_result_chars, jit_tools, jit_max_tools, jit_connect_eager, saved_results\n"
     )
 
 
