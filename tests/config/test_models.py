@@ -399,6 +399,7 @@ def test_model_fields_match_the_documented_layout() -> None:
         "tools",
         "prompts",
         "n_ctx",
+        "n_parallel",
         "temperature",
         "max_tokens",
         "description",

@@ -85,7 +85,7 @@ def sample_tokens(
     """Evaluate `prompt` (reusing what the KV cache holds) and yield sampled tokens until
     the caller stops asking. Blocking: run it in a worker thread."""
     sampled: list[int] = []
-    sampler = _sampler(llama, sampling, sampled)
+    sampler = build_sampler(llama, sampling, sampled)
     try:
         pending = reuse_prefix(llama, prompt)
         if processed is not None:
@@ -122,7 +122,9 @@ def _steering(steer: Steer, sampled: Sequence[int], n_vocab: int) -> Callable[[A
     return apply
 
 
-def _sampler(llama: Any, sampling: Sampling, sampled: Sequence[int]) -> Any:
+def build_sampler(llama: Any, sampling: Sampling, sampled: Sequence[int]) -> Any:
+    """The sampler chain `sampling` describes (see the module docstring); `sampled` is the
+    list the caller appends each sampled token to (the steer reads it)."""
     from llama_cpp import _internals
     from llama_cpp.llama_grammar import LlamaGrammar
 

@@ -4,6 +4,7 @@ A client mistake (bad JSON, unknown model, a refused MCP server, a bad tool) is 
 whose message says what to fix; only farmhand's own failures and its backends' are 5xx.
 
     RequestError                  the request itself is wrong (status, param, code)
+    BusyError                     the model's queue is full -> 429 with Retry-After
     UnknownModelError             `model` names no configured model -> 404
     ConfigError (from the request's servers, tools, ...)               -> 400
     PolicyError (a program, folder or host the operator did not allow)  -> 403
@@ -25,6 +26,7 @@ from typing import Any, Literal
 
 from farmhand.errors import (
     AuthError,
+    BusyError,
     ConfigError,
     LoopError,
     ModelError,
@@ -57,6 +59,7 @@ class ApiError:
 ERROR_TABLE: tuple[tuple[type[BaseException], int, str, str | None], ...] = (
     (AuthError, 401, "authentication_error", "invalid_api_key"),
     (TooLargeError, 413, "invalid_request_error", "request_too_large"),
+    (BusyError, 429, "rate_limit_error", "model_busy"),
     (RequestError, 400, "invalid_request_error", None),
     (UnknownModelError, 404, "invalid_request_error", "model_not_found"),
     (ConfigError, 400, "invalid_request_error", None),
@@ -133,6 +136,8 @@ def error_response(exc: BaseException, dialect: Dialect = "openai") -> JSONRespo
     """The HTTP response for `exc` in `dialect`'s error shape."""
     error = api_error(exc)
     headers = {"WWW-Authenticate": "Bearer"} if error.status == 401 else None
+    if isinstance(exc, BusyError):  # how long the client should wait before retrying
+        headers = {"Retry-After": str(exc.retry_after)}
     return JSONResponse(error_body(error, dialect), status_code=error.status, headers=headers)
 
 
