@@ -368,8 +368,10 @@ class LlamaCppProvider:
         callable_tools = offered if grammar_tools is None or none else list(grammar_tools)
         if self.tool_rules and callable_tools:
             messages = with_tools_block(messages, self.tool_rules)
-        prompt, prompt_tokens, head = await anyio.to_thread.run_sync(
-            self._turn_prompt, messages, offered, settings.think
+        # Rendering, tokenizing and reading the evidence of a long conversation take
+        # seconds: a worker thread's, not the event loop's.
+        prompt, prompt_tokens, head, grounding = await anyio.to_thread.run_sync(
+            self._turn_prompt, messages, offered, callable_tools, settings
         )
         budget = self._budget(prompt_tokens)
         spec = self._grammar_spec(callable_tools, settings, explicit=grammar_tools is not None)
@@ -392,7 +394,7 @@ class LlamaCppProvider:
             default_max = TOOL_TURN_MAX_TOKENS if callable_tools else budget
             max_tokens = min(settings.max_tokens or default_max, budget)
             completion_tokens = 0
-            calls = CallsOfTurn(self._grounding(messages, callable_tools, settings))
+            calls = CallsOfTurn(grounding)
             for event in calls.admit(opening):
                 yield event
             await self._prepare_head(turn, head)
@@ -524,13 +526,21 @@ class LlamaCppProvider:
         )
 
     def _turn_prompt(
-        self, messages: Sequence[Message], tools: Sequence[ToolDefinition], think: bool | None
-    ) -> tuple[str, list[int], list[int]]:
-        """The turn's prompt, its tokens and its head's (the leading system messages and
-        tools, [] when there is no prefix cache or no such head). Blocking: a worker thread."""
-        prompt = self.render(messages, tools, think=think)
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[ToolDefinition],
+        callable_tools: Sequence[ToolDefinition],
+        settings: GenerationSettings,
+    ) -> tuple[str, list[int], list[int], Grounding | None]:
+        """The turn's prompt, its tokens, its head's (the leading system messages and
+        tools, [] when there is no prefix cache or no such head) and the grounding its
+        calls get; RequestError when the prompt does not fit the context (checked before
+        the rest is worked out). Blocking: a worker thread."""
+        prompt = self.render(messages, tools, think=settings.think)
         tokens = list(self.llama.tokenize(prompt.encode(), add_bos=False, special=True))
-        return prompt, tokens, self._head_of(messages, tools, tokens)
+        self._budget(tokens)
+        head = self._head_of(messages, tools, tokens)
+        return prompt, tokens, head, self._grounding(messages, callable_tools, settings)
 
     def _head_of(
         self,
