@@ -12,7 +12,7 @@ from typing import Any
 
 import httpx
 import pytest
-from tests.support.real_servers import free_port, wait_until
+from tests.support.real_servers import free_port, healthy, wait_until
 from tests.support.serve_process import Served, serving
 
 from farmhand.config.models import ModelConfig
@@ -68,6 +68,7 @@ def server(tmp_path: Path) -> Iterator[tuple[int, Served]]:
     )
     port = free_port()
     with serving("--port", str(port), cwd=tmp_path, env={"FARMHAND_API_KEYS": ""}) as served:
+        assert wait_until(lambda: healthy(port), timeout=60)  # the socket is bound after startup
         yield port, served
 
 

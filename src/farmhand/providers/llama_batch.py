@@ -145,6 +145,7 @@ class BatchedContext:
         reading = [s for s in sequences if s.reading_prompt and not self._waits(s)]
         chunk = room if not generating and len(reading) == 1 else self.prompt_chunk
         ready: list[tuple[Generation, int]] = []
+        decoded: list[Generation] = []
         for sequence in [*generating, *reading]:
             take = min(len(sequence.pending), chunk, room)
             if take <= 0:
@@ -162,6 +163,7 @@ class BatchedContext:
                 batch.n_tokens += 1
             sequence.slot.held.extend(sequence.pending[:take])
             del sequence.pending[:take]
+            decoded.append(sequence)
             room -= take
             if not sequence.pending:
                 batch.logits[batch.n_tokens - 1] = 1
@@ -170,8 +172,8 @@ class BatchedContext:
             return []
         code = llama_cpp.llama_decode(self.llama._ctx.ctx, batch)
         if code != 0:
-            for sequence, _ in ready:
-                sequence.pending = [sequence.slot.held.pop()]
+            for sequence in decoded:  # their KV cannot be trusted: their turns fail
+                self._remove(sequence.slot, 0)
             raise ProviderError(f"llama_decode failed ({code}) on a batch of {batch.n_tokens}")
         sampled = []
         for sequence, index in ready:

@@ -2,9 +2,10 @@
 
 A streamed answer notices a client that left (`streaming.EventStream` listens for it and
 cancels the chat); a non-streamed one would otherwise generate to its end for nobody,
-holding its model for every other client. `CancelOnDisconnect` listens once the app has
-read the whole body, and cancels the request's task when the client disconnects, unless the
-app listens itself (a stream), in which case the disconnect is handed to it. (Not on /mcp:
+holding its model for every other client. `CancelOnDisconnect` reads what the client sends
+from the start (handing it to the app when the app asks), and cancels the request's task
+when the client disconnects, unless the app listens itself (a stream: it asked again after
+the whole body), in which case the disconnect is handed to it. (Not on /mcp:
 the MCP SDK runs its requests in its session's tasks and watches its own streams.)
 """
 
@@ -27,39 +28,32 @@ class CancelOnDisconnect:
             await self.app(scope, receive, send)
             return
         request_task = asyncio.current_task()
-        gone = asyncio.Event()
-        read_body = False
-        app_listens = False
+        # Everything the client sends is read here, from the start, and handed to the app
+        # when it asks: the app may never ask (the JSON body was read by GateMiddleware).
+        messages: asyncio.Queue[Message] = asyncio.Queue()
+        read_body = False  # the app has had the whole body
+        app_listens = False  # and asked again: it waits for the disconnect itself
         responded = False
         cancelled = False
-        watcher: asyncio.Task[None] | None = None
-        farewell: Message = {"type": "http.disconnect"}
 
         async def watch() -> None:
-            nonlocal cancelled, farewell
+            nonlocal cancelled
             while True:
                 message = await receive()
+                messages.put_nowait(message)
                 if message["type"] == "http.disconnect":
-                    farewell = message
                     break
-            gone.set()
             if not app_listens and not responded and request_task is not None:
                 cancelled = True
                 request_task.cancel()
 
         async def app_receive() -> Message:
-            nonlocal read_body, app_listens, watcher
-            if read_body:  # the app waits for the disconnect itself: hand it over
+            nonlocal read_body, app_listens
+            if read_body and messages.empty():
                 app_listens = True
-                await gone.wait()
-                return farewell
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                gone.set()
-                return message
-            if not message.get("more_body", False):
+            message = await messages.get()
+            if message["type"] == "http.request" and not message.get("more_body", False):
                 read_body = True
-                watcher = asyncio.create_task(watch())
             return message
 
         async def app_send(message: Message) -> None:
@@ -68,6 +62,7 @@ class CancelOnDisconnect:
                 responded = True
             await send(message)
 
+        watcher = asyncio.create_task(watch())
         try:
             await self.app(scope, app_receive, app_send)
         except asyncio.CancelledError:
@@ -75,5 +70,4 @@ class CancelOnDisconnect:
                 raise
             request_task.uncancel()  # the client left: nothing is sent, and that is all
         finally:
-            if watcher is not None:
-                watcher.cancel()
+            watcher.cancel()

@@ -135,10 +135,19 @@ def error_body(error: ApiError, dialect: Dialect) -> dict[str, Any]:
 def error_response(exc: BaseException, dialect: Dialect = "openai") -> JSONResponse:
     """The HTTP response for `exc` in `dialect`'s error shape."""
     error = api_error(exc)
-    headers = {"WWW-Authenticate": "Bearer"} if error.status == 401 else None
-    if isinstance(exc, BusyError):  # how long the client should wait before retrying
-        headers = {"Retry-After": str(exc.retry_after)}
-    return JSONResponse(error_body(error, dialect), status_code=error.status, headers=headers)
+    return JSONResponse(
+        error_body(error, dialect), status_code=error.status, headers=error_headers(exc)
+    )
+
+
+def error_headers(exc: BaseException) -> dict[str, str] | None:
+    """The headers an error answer carries: how to authenticate (401), how long to wait
+    before retrying (429 and 503 from a busy model)."""
+    if isinstance(exc, BusyError):
+        return {"Retry-After": str(exc.retry_after)}
+    if isinstance(exc, AuthError):
+        return {"WWW-Authenticate": "Bearer"}
+    return None
 
 
 def dialect_for_path(path: str) -> Dialect:
