@@ -57,8 +57,9 @@ from farmhand.providers.grammar import (
     llama_grammar_check,
 )
 from farmhand.providers.grounding import evidence_of
-from farmhand.providers.llama_batch import BatchedContext
+from farmhand.providers.llama_batch import PROMPT_CHUNK, BatchedContext
 from farmhand.providers.llama_sampling import (
+    READING,
     TOP_K,
     TOP_P,
     LazyTrigger,
@@ -616,9 +617,16 @@ class LlamaCppProvider:
             generation = await turn.call(batch.open, prompt_tokens, sampling, self._sampled)
             turn.on_release(lambda: batch.close(generation))
             return (lambda: turn.step(generation)), (lambda: batch.close(generation))
-        tokens = sample_tokens(self.llama, prompt_tokens, sampling, self._sampled)
+        tokens = sample_tokens(self.llama, prompt_tokens, sampling, self._sampled, PROMPT_CHUNK)
+
+        async def next_token() -> int | None:
+            token: int | None = await turn.call(next, tokens, None)
+            while token == READING:  # a chunk of a long prompt: a request may leave here
+                token = await turn.call(next, tokens, None)
+            return token
+
         turn.on_release(tokens.close)
-        return (lambda: turn.call(next, tokens, None)), tokens.close
+        return next_token, tokens.close
 
     async def aclose(self) -> None:
         """Free the model once no request holds or awaits it (at once when idle)."""
