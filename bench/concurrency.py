@@ -15,7 +15,7 @@ over the wall time), p50 and p95 latency of a chat, and calls parsed (a chat who
 has a structured tool call naming the tool the question needs).
 
 Run: .venv/bin/python bench/concurrency.py [--levels 1 4 8] [--chats 8] [--max-tokens 128]
-     [--model-path GGUF] [--n-ctx 4096]
+     [--model-path GGUF] [--n-ctx 4096] [--n-parallel N] [--skip-llama-server]
 
 Timings are printed, never asserted; on a shared machine read them as rough.
 """
@@ -207,6 +207,7 @@ def farmhand_rows(gguf: Path, args: argparse.Namespace, work: Path) -> list[Row]
     (work / "farmhand.yaml").write_text(
         f"server:\n  engine:\n    max_queue: 64\nruntime:\n  models:\n"
         f"    - name: bench\n      model_path: {gguf}\n      n_ctx: {args.n_ctx}\n"
+        + (f"      n_parallel: {args.n_parallel}\n" if args.n_parallel else "")
     )
     env = {**os.environ, "FARMHAND_API_KEYS": ""}
     command = [sys.executable, "-m", "farmhand", "serve", "--port", str(port)]
@@ -242,19 +243,25 @@ def main() -> None:
     parser.add_argument("--max-tokens", type=int, default=128)
     parser.add_argument("--n-ctx", type=int, default=4096)
     parser.add_argument("--model-path", type=Path, default=None)
+    parser.add_argument(
+        "--n-parallel", type=int, default=None, help="farmhand's n_parallel (default: its own)"
+    )
+    parser.add_argument("--skip-llama-server", action="store_true")
     args = parser.parse_args()
     gguf = args.model_path or ensure_model(DEFAULT_MODEL)
     print(f"{gguf.name}: {args.chats} tool-calling chats per level, levels {args.levels}")
     with tempfile.TemporaryDirectory(prefix="farmhand-bench-") as temp:
         work = Path(temp)
-        rows = farmhand_rows(gguf, args, work) + llama_server_rows(gguf, args, work)
+        rows = farmhand_rows(gguf, args, work)
+        if not args.skip_llama_server:
+            rows += llama_server_rows(gguf, args, work)
     header = ["server", "clients", "wall", "tok/s (aggregate)", "p50", "p95", "calls parsed"]
     print("\n| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
     for row in rows:
         print("| " + " | ".join(row.cells()) + " |")
     by = {(r.server, r.level): r for r in rows}
-    for level in args.levels:
+    for level in args.levels if not args.skip_llama_server else []:
         ours, theirs = by[("farmhand", level)], by[("llama-server", level)]
         tok = lambda r: sum(o.completion_tokens for o in r.outcomes) / r.wall  # noqa: E731
         p50 = lambda r: statistics.median(o.seconds for o in r.outcomes)  # noqa: E731
