@@ -12,6 +12,7 @@
     ├── RequestError              a request (HTTP or MCP) is wrong in a way its client can fix
     │   ├── AuthError             no API key, or a wrong one (401)
     │   ├── TooLargeError         a body past the server's size limit (413)
+    │   ├── BusyError             a model's queue is full, or no memory to load it (429/503)
     │   ├── ProjectNotFoundError  a project that does not exist (404)
     │   └── ProjectExistsError    a project name already taken (409)
     ├── AnswerError               an answer to a question no one asked, or that does not fit
@@ -98,6 +99,17 @@ class TooLargeError(RequestError):
     """The request's body is larger than the server accepts."""
 
     status = 413
+
+
+class BusyError(RequestError):
+    """The model cannot take the request now (its queue is full: 429; no memory to load it
+    while others are in use: 503); `retry_after` is the seconds to wait before trying again."""
+
+    status = 429
+
+    def __init__(self, message: str, *, retry_after: int, status: int = 0) -> None:
+        super().__init__(message, code="model_busy", status=status)
+        self.retry_after = retry_after
 
 
 class ProjectNotFoundError(RequestError):

@@ -400,6 +400,7 @@ def test_model_fields_match_the_documented_layout() -> None:
         "prompts",
         "rag",
         "n_ctx",
+        "n_parallel",
         "temperature",
         "max_tokens",
         "description",

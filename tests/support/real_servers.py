@@ -13,6 +13,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import httpx
+
 from farmhand.config.models import McpServerConfig
 from farmhand.toolsets.mcp.known_servers import find_node_server
 
@@ -45,6 +47,15 @@ def alive(pid: int) -> bool:
     except (FileNotFoundError, ProcessLookupError):
         return False
     return state not in ("Z", "X")
+
+
+def healthy(port: int) -> bool:
+    """Whether a farmhand server on `port` answers /health (its socket is bound only after
+    uvicorn logs that startup is complete)."""
+    try:
+        return httpx.get(f"http://127.0.0.1:{port}/health", timeout=10).status_code == 200
+    except httpx.HTTPError:
+        return False
 
 
 def wait_until(condition: object, timeout: float = 10.0) -> bool:

@@ -293,6 +293,9 @@ class ModelConfig(Strict):
     search with the built-in `rag_query` tool."""
     n_ctx: int | None = Field(default=None, ge=1)
     """Context window in tokens (llamacpp); the model's own default when omitted."""
+    n_parallel: int | None = Field(default=None, ge=1, le=64)
+    """Requests the embedded model answers at once, stepped together by one decode
+    (continuous batching; each gets n_ctx of context). 1: one at a time."""
     temperature: float | None = Field(default=None, ge=0)
     """Sampling temperature; the backend's default when omitted."""
     max_tokens: int | None = Field(default=None, ge=1)
@@ -418,6 +421,21 @@ class RequestServersConfig(Strict):
     """Seconds an unused request server stays running (configured servers: an hour)."""
 
 
+class EngineConfig(Strict):
+    """How the embedded models share the machine (`providers/engine.py`,
+    `service/loaded_models.py`)."""
+
+    max_queue: int = Field(default=8, ge=0)
+    """Requests that may wait for a model while it answers another; more get a 429 with
+    Retry-After."""
+    stall_timeout: float = Field(default=60.0, gt=0, le=86400)
+    """Seconds a request may hold a model without reading its next token (a client that
+    stopped reading its stream) before it is dropped."""
+    memory_mib: int | None = Field(default=None, ge=64)
+    """MiB the loaded models may take together (weights, KV cache, buffers); idle ones are
+    unloaded, least recently used first, to make room. Default: 3/4 of physical memory."""
+
+
 class ServerConfig(Strict):
     """`farmhand serve` settings."""
 
@@ -458,6 +476,8 @@ class ServerConfig(Strict):
     """Bounds on what one request may make the server do."""
     mcp_sessions: McpSessionsConfig = Field(default_factory=McpSessionsConfig)
     """Sessions of farmhand's own MCP server at /mcp."""
+    engine: EngineConfig = Field(default_factory=EngineConfig)
+    """Queue and memory bounds of the embedded models."""
 
 
 class LlamaServerConfig(Strict):

@@ -124,14 +124,27 @@ def parameters_text(parameters: dict[str, Any]) -> str:
 
 
 def running(model: RunningModel) -> dict[str, Any]:
-    """One model of `/api/ps`: farmhand runs on the CPU, so nothing is in VRAM."""
+    """One model of `/api/ps`: farmhand runs on the CPU, so nothing is in VRAM. `size` is
+    the memory it was estimated to take loaded (weights, KV cache, buffers), as Ollama's
+    is; `farmhand` says what its engine is doing (slots, requests answered and waiting)."""
     expires = model.loaded.expires_at
-    return {
+    entry = {
         **{k: v for k, v in tag(model.facts).items() if k != "modified_at"},
         "expires_at": FOREVER if expires is None else iso_time(expires),
         "size_vram": 0,
         "context_length": model.facts.context_length,
     }
+    if model.loaded.memory:
+        entry["size"] = model.loaded.memory
+    if model.engine is not None:
+        entry["farmhand"] = {
+            "slots": model.engine.slots,
+            "active": model.engine.active,
+            "queued": model.engine.queued,
+            "max_queue": model.engine.max_queue,
+            "memory_bytes": model.loaded.memory,
+        }
+    return entry
 
 
 def pull_line(step: PullStep) -> dict[str, Any]:

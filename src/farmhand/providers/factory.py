@@ -59,8 +59,10 @@ def _backend(
             DEFAULT_GATE,
             DEFAULT_GROUND_FIRST,
             DEFAULT_N_CTX,
+            DEFAULT_N_PARALLEL,
             DEFAULT_TEMPERATURE,
             LlamaCppProvider,
+            free_failed_load,
             load_llama,
         )
 
@@ -68,22 +70,27 @@ def _backend(
         path = ensure_model(source, progress=progress)
         n_ctx = model.n_ctx or DEFAULT_N_CTX
         llama = load(path, n_ctx) if load is not None else load_llama(path, n_ctx=n_ctx)
-        return LlamaCppProvider(
-            llama,
-            model_name=model.model or path.stem,
-            default_temperature=DEFAULT_TEMPERATURE
-            if model.temperature is None
-            else model.temperature,
-            constrained=model.constrained,
-            tool_parser=model.tool_parser,
-            prefix_cache=model.prefix_cache,
-            ground_extra=model.grounding,
-            ground_first=DEFAULT_GROUND_FIRST if model.grounding else None,
-            ground_optional=model.grounding,
-            ground_topic=model.grounding,
-            ground_siblings=model.grounding,
-            call_gate=replace(DEFAULT_GATE, go_on=_catalog_go_on(source)),
-        )
+        try:
+            return LlamaCppProvider(
+                llama,
+                model_name=model.model or path.stem,
+                default_temperature=DEFAULT_TEMPERATURE
+                if model.temperature is None
+                else model.temperature,
+                constrained=model.constrained,
+                tool_parser=model.tool_parser,
+                prefix_cache=model.prefix_cache,
+                ground_extra=model.grounding,
+                ground_first=DEFAULT_GROUND_FIRST if model.grounding else None,
+                ground_optional=model.grounding,
+                ground_topic=model.grounding,
+                ground_siblings=model.grounding,
+                call_gate=replace(DEFAULT_GATE, go_on=_catalog_go_on(source)),
+                n_parallel=model.n_parallel or DEFAULT_N_PARALLEL,
+            )
+        except Exception:
+            free_failed_load(llama)  # e.g. no chat template: the weights go now
+            raise
     if model.provider in DEFAULT_BASE_URLS:
         from farmhand.providers.openai_compat import OpenAICompatProvider
         from farmhand.providers.text_calls import rescue_family

@@ -79,17 +79,31 @@ def reuse_prefix(llama: Any, tokens: Sequence[int]) -> list[int]:
     return list(tokens[same:])
 
 
+READING = -1
+"""Yielded by `sample_tokens` with a `chunk` for each chunk of the prompt it evaluated."""
+
+
 def sample_tokens(
-    llama: Any, prompt: Sequence[int], sampling: Sampling, processed: Processed | None = None
+    llama: Any,
+    prompt: Sequence[int],
+    sampling: Sampling,
+    processed: Processed | None = None,
+    chunk: int | None = None,
 ) -> Generator[int, None, None]:
     """Evaluate `prompt` (reusing what the KV cache holds) and yield sampled tokens until
-    the caller stops asking. Blocking: run it in a worker thread."""
+    the caller stops asking. With `chunk`, a long prompt is evaluated `chunk` tokens per
+    step, yielding READING after each, so its caller can stop between them. Blocking: run
+    it in a worker thread."""
     sampled: list[int] = []
-    sampler = _sampler(llama, sampling, sampled)
+    sampler = build_sampler(llama, sampling, sampled)
     try:
         pending = reuse_prefix(llama, prompt)
         if processed is not None:
             processed.prompt_tokens += len(pending)
+        while chunk is not None and len(pending) > chunk:
+            llama.eval(pending[:chunk])
+            pending = pending[chunk:]
+            yield READING
         while True:
             llama.eval(pending)
             token = int(sampler.sample(llama._ctx, -1))
@@ -122,7 +136,9 @@ def _steering(steer: Steer, sampled: Sequence[int], n_vocab: int) -> Callable[[A
     return apply
 
 
-def _sampler(llama: Any, sampling: Sampling, sampled: Sequence[int]) -> Any:
+def build_sampler(llama: Any, sampling: Sampling, sampled: Sequence[int]) -> Any:
+    """The sampler chain `sampling` describes (see the module docstring); `sampled` is the
+    list the caller appends each sampled token to (the steer reads it)."""
     from llama_cpp import _internals
     from llama_cpp.llama_grammar import LlamaGrammar
 

@@ -1,8 +1,12 @@
 """The embedded provider: a GGUF model run in-process by llama-cpp-python.
 
-Generation runs in a worker thread (llama.cpp blocks) and streams tokens back through a
-memory stream; the model's own chat template renders the prompt and a tool-call parser
-picked for that template reads the calls back out of the text.
+Every use of the llama context runs on the model's engine thread (`engine.py`): a turn
+waits in the model's queue, then asks for one token at a time, so a request that leaves is
+dropped at the next token and no two requests ever share the context. Rendering and
+tokenizing the prompt (seconds for a prompt of megabytes) run in a worker thread, and the
+prompt's length is checked against the context before the turn queues. The model's own chat
+template renders the prompt and a tool-call parser picked for that template reads the
+calls back out of the text.
 
 Tokens come from farmhand's own sampling loop (`llama_sampling.py`), not `Llama.generate`,
 so that a grammar can be lazy. Constrained decoding (`providers/grammar.py`): a turn with
@@ -22,10 +26,13 @@ context keeps whatever prefix the next turn shares, as llama-cpp-python does.
 from __future__ import annotations
 
 import codecs
+import ctypes
 import dataclasses
+import gc
+import logging
 import math
 import os
-from collections.abc import AsyncGenerator, Callable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from contextlib import aclosing
 from pathlib import Path
 from typing import Any
@@ -33,7 +40,7 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
-from farmhand.errors import ModelError, ProviderError, RequestError
+from farmhand.errors import ModelError, RequestError
 from farmhand.messages import Finish, Message, StreamEvent, TextDelta, ToolCallEvent, Usage
 from farmhand.parsing.base import ParserOptions
 from farmhand.parsing.registry import detect_family, parser_for, prefill_of, resolve_family
@@ -41,6 +48,7 @@ from farmhand.prompting.guidance import answer_turn, results_to_answer
 from farmhand.prompting.templates import render_chat_template
 from farmhand.providers.base import GenerationSettings
 from farmhand.providers.call_gate import GateThresholds, TurnGate, turn_gate
+from farmhand.providers.engine import Engine, EngineStatus, Turn
 from farmhand.providers.grammar import (
     OPEN_TAG,
     GrammarCache,
@@ -50,7 +58,9 @@ from farmhand.providers.grammar import (
     llama_grammar_check,
 )
 from farmhand.providers.grounding import evidence_of
+from farmhand.providers.llama_batch import PROMPT_CHUNK, BatchedContext
 from farmhand.providers.llama_sampling import (
+    READING,
     TOP_K,
     TOP_P,
     LazyTrigger,
@@ -68,7 +78,11 @@ from farmhand.providers.turn_calls import CallsOfTurn, Grounding
 from farmhand.tools.choice import NONE
 from farmhand.tools.definition import ToolDefinition
 
+log = logging.getLogger(__name__)
+
 DEFAULT_N_CTX = 4096
+# Requests answered at once (continuous batching, `llama_batch.py`); see bench/README.md.
+DEFAULT_N_PARALLEL = 1
 DEFAULT_TEMPERATURE = 0.2
 # A turn that may call tools is cut here unless the caller asks for more: a tool call takes
 # well under this, and small models otherwise ramble on listing calls for minutes.
@@ -93,7 +107,8 @@ _HEAD_MARK = "\u2063farmhand-head\u2063"
 def load_llama(
     model_path: Path, *, n_ctx: int = DEFAULT_N_CTX, n_threads: int | None = None
 ) -> Any:
-    """Load a GGUF; n_threads defaults to every core (llama-cpp-python's default is half)."""
+    """Load a GGUF; n_threads defaults to every core (llama-cpp-python's default is half).
+    A load that fails frees what it had taken (`free_failed_load`)."""
     try:
         from llama_cpp import Llama
     except ImportError as exc:
@@ -102,8 +117,13 @@ def load_llama(
         ) from exc
     if not model_path.is_file():
         raise ModelError(f"model file not found: {model_path}")
+    # Built in two steps so that a constructor that fails half way (weights loaded, no
+    # context) can still be closed here: otherwise the weights stay until the garbage
+    # collector finds the half-built object through the exception's traceback.
+    llama = Llama.__new__(Llama)
     try:
-        return Llama(
+        Llama.__init__(
+            llama,
             str(model_path),
             n_ctx=n_ctx,
             n_threads=n_threads or os.cpu_count() or 1,
@@ -111,7 +131,35 @@ def load_llama(
             verbose=False,
         )
     except (ValueError, RuntimeError) as exc:
-        raise ModelError(f"could not load {model_path}: {exc} (is it a valid GGUF file?)") from exc
+        reason = str(exc)
+        free_failed_load(llama)
+        raise ModelError(
+            f"could not load {model_path} with n_ctx {n_ctx}: {reason} (is it a valid GGUF"
+            " file, and does the context fit in memory?)"
+        ) from None
+    return llama
+
+
+def free_failed_load(llama: Any) -> None:
+    """Release what a half-built `Llama` holds, and hand the freed heap back to the system."""
+    stack = getattr(llama, "_stack", None)
+    if stack is not None:
+        try:
+            stack.close()
+        except Exception:  # what is left of it is freed with the object
+            log.debug("closing a half-loaded model failed", exc_info=True)
+    gc.collect()
+    return_freed_memory()
+
+
+def return_freed_memory() -> None:
+    """glibc keeps freed heap pages for reuse; a freed model's hundreds of MiB go back to
+    the system only when asked (malloc_trim)."""
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+    except OSError:
+        return
+    libc.malloc_trim(0)
 
 
 class LlamaCppProvider:
@@ -154,14 +202,24 @@ class LlamaCppProvider:
         ground_siblings: bool = True,
         repair_calls: bool = True,
         retag_calls: bool = False,
+        n_parallel: int = 1,
     ) -> None:
         self.llama = llama
+        self.n_ctx = int(llama.n_ctx())  # per sequence (a batched context holds n_parallel)
         self.model_name = model_name
         self.chat_template = chat_template or llama.metadata.get(_TEMPLATE_KEY)
         if not self.chat_template:
             raise ModelError(f"{model_name} has no chat template in its GGUF metadata")
         self.default_temperature = default_temperature
-        self._lock = anyio.Lock()  # one generation at a time: a llama context is not shared
+        # Continuous batching: n_parallel sequences stepped by one decode (llama_batch.py).
+        self.batch = BatchedContext(llama, n_parallel) if n_parallel > 1 else None
+        # The one thread that uses the context; it frees the model when closed and idle.
+        self.engine = Engine(
+            model_name,
+            on_close=self._free,
+            slots=n_parallel,
+            stepper=self.batch.step if self.batch is not None else None,
+        )
         self._special = _special_tokens(llama)
         self._is_end = _end_of_generation_check(llama)
         self._end_tokens = _end_tokens(llama, self._is_end)
@@ -223,14 +281,14 @@ class LlamaCppProvider:
         """Continue `prompt` as it is, no chat template (Ollama's `raw` generate): text
         deltas, then Finish. `settings.response_format` constrains the text to JSON."""
         spec = grammar_spec([], settings, constrain_auto=False)
-        async with self._lock:
-            prompt_tokens = self.llama.tokenize(prompt.encode(), add_bos=True, special=True)
-            budget = self._budget(prompt_tokens)
-            max_tokens = min(settings.max_tokens or budget, budget)
-            completion_tokens = 0
-            sampling = self._sampling(settings, spec)
-            stops = StopStrings(settings.stop)
-            generation = self._generate(prompt_tokens, max_tokens, stops, sampling)
+        prompt_tokens = await anyio.to_thread.run_sync(self._raw_tokens, prompt)
+        budget = self._budget(prompt_tokens)
+        max_tokens = min(settings.max_tokens or budget, budget)
+        completion_tokens = 0
+        sampling = self._sampling(settings, spec)
+        stops = StopStrings(settings.stop)
+        async with self.engine.turn() as turn:
+            generation = self._generate(turn, prompt_tokens, max_tokens, stops, sampling)
             async with aclosing(generation) as pieces:
                 async for piece, count in pieces:
                     completion_tokens = count
@@ -238,6 +296,9 @@ class LlamaCppProvider:
         yield _finish(
             stops, completion_tokens >= max_tokens, Usage(len(prompt_tokens), completion_tokens)
         )
+
+    def _raw_tokens(self, prompt: str) -> list[int]:
+        return list(self.llama.tokenize(prompt.encode(), add_bos=True, special=True))
 
     def tokenize(self, text: str) -> list[int]:
         """`text` as this model's tokens (special tokens read as such)."""
@@ -258,14 +319,21 @@ class LlamaCppProvider:
         return text.decode("utf-8", "replace")
 
     def _budget(self, prompt_tokens: Sequence[int]) -> int:
-        """Tokens left for the reply; ProviderError when the prompt fills the context."""
-        budget = int(self.llama.n_ctx()) - len(prompt_tokens)
+        """Tokens left for the reply; RequestError (a 400) when the prompt fills the
+        context, before the turn takes a place in the model's queue."""
+        budget = self.n_ctx - len(prompt_tokens)
         if budget <= 0:
-            raise ProviderError(
+            raise RequestError(
                 f"the conversation ({len(prompt_tokens)} tokens) does not fit the context"
-                f" window ({self.llama.n_ctx()} tokens); raise n_ctx or shorten the input"
+                f" window of {self.model_name} ({self.n_ctx} tokens, with room for at"
+                " least one token of reply); shorten the input, or have the operator raise"
+                " the model's n_ctx",
+                code="context_length_exceeded",
             )
         return budget
+
+    def engine_status(self) -> EngineStatus:
+        return self.engine.status()
 
     async def count_tokens(
         self, messages: Sequence[Message], tools: Sequence[ToolDefinition]
@@ -300,7 +368,12 @@ class LlamaCppProvider:
         callable_tools = offered if grammar_tools is None or none else list(grammar_tools)
         if self.tool_rules and callable_tools:
             messages = with_tools_block(messages, self.tool_rules)
-        prompt = self.render(messages, offered, think=settings.think)
+        # Rendering, tokenizing and reading the evidence of a long conversation take
+        # seconds: a worker thread's, not the event loop's.
+        prompt, prompt_tokens, head, grounding = await anyio.to_thread.run_sync(
+            self._turn_prompt, messages, offered, callable_tools, settings
+        )
+        budget = self._budget(prompt_tokens)
         spec = self._grammar_spec(callable_tools, settings, explicit=grammar_tools is not None)
         # A grammar writes Hermes-style calls, whatever the model's own family is.
         family = "hermes_2_pro" if spec is not None and spec.tools else self.tool_family
@@ -317,16 +390,14 @@ class LlamaCppProvider:
         )
         # What the prompt already wrote of the reply (e.g. an opened <think>) is read first.
         opening = parser.feed(prefill_of(family, prompt, self.chat_template))
-        async with self._lock:
-            prompt_tokens = self.llama.tokenize(prompt.encode(), add_bos=False, special=True)
-            budget = self._budget(prompt_tokens)
+        async with self.engine.turn() as turn:
             default_max = TOOL_TURN_MAX_TOKENS if callable_tools else budget
             max_tokens = min(settings.max_tokens or default_max, budget)
             completion_tokens = 0
-            calls = CallsOfTurn(self._grounding(messages, callable_tools, settings))
+            calls = CallsOfTurn(grounding)
             for event in calls.admit(opening):
                 yield event
-            await self._prepare_head(messages, offered, prompt_tokens)
+            await self._prepare_head(turn, head)
             gate: TurnGate | None = None
             if self.call_gate and callable_tools and settings.tool_choice.mode == "auto":
                 gate = turn_gate(
@@ -341,7 +412,7 @@ class LlamaCppProvider:
                     gate.grammar_tag, gate.retag = self._tag_tokens[0], self.retag_calls
             sampling = self._sampling(settings, spec, gate)
             stops = StopStrings(settings.stop)
-            generation = self._generate(prompt_tokens, max_tokens, stops, sampling)
+            generation = self._generate(turn, prompt_tokens, max_tokens, stops, sampling)
             async with aclosing(generation) as pieces:
                 async for piece, count in pieces:
                     completion_tokens = count
@@ -363,7 +434,7 @@ class LlamaCppProvider:
                 gate.end_tokens = self._end_tokens
                 answering = self._sampling(settings, spec, gate)
                 stops = StopStrings(settings.stop)
-                generation = self._generate(prompt_tokens, max_tokens, stops, answering)
+                generation = self._generate(turn, prompt_tokens, max_tokens, stops, answering)
                 first_pass = completion_tokens
                 async with aclosing(generation) as pieces:
                     async for piece, count in pieces:
@@ -459,49 +530,71 @@ class LlamaCppProvider:
             top_p=TOP_P if settings.top_p is None else settings.top_p,
         )
 
-    async def _prepare_head(
+    def _turn_prompt(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[ToolDefinition],
+        callable_tools: Sequence[ToolDefinition],
+        settings: GenerationSettings,
+    ) -> tuple[str, list[int], list[int], Grounding | None]:
+        """The turn's prompt, its tokens, its head's (the leading system messages and
+        tools, [] when there is no prefix cache or no such head) and the grounding its
+        calls get; RequestError when the prompt does not fit the context (checked before
+        the rest is worked out). Blocking: a worker thread."""
+        prompt = self.render(messages, tools, think=settings.think)
+        tokens = list(self.llama.tokenize(prompt.encode(), add_bos=False, special=True))
+        self._budget(tokens)
+        head = self._head_of(messages, tools, tokens)
+        return prompt, tokens, head, self._grounding(messages, callable_tools, settings)
+
+    def _head_of(
         self,
         messages: Sequence[Message],
         tools: Sequence[ToolDefinition],
         prompt_tokens: list[int],
-    ) -> None:
-        """Have the context hold the prompt's head, restored from disk when saved before."""
-        self.last_prefix = None
+    ) -> list[int]:
         if self.prefix_cache is None:
-            return
+            return []
         leading = 0
         while leading < len(messages) and messages[leading].role == "system":
             leading += 1
         if leading == len(messages):
-            return
+            return []
         rendered = self.render([*messages[:leading], Message.user(_HEAD_MARK)], tools)
         cut = rendered.find(_HEAD_MARK)
         if cut <= 0:
-            return
+            return []
         head_text = rendered[:cut].encode()
         head_tokens = self.llama.tokenize(head_text, add_bos=False, special=True)
         head = prompt_tokens[: head_length(prompt_tokens, head_tokens)]
-        if len(head) < len(prompt_tokens):
-            cache = self.prefix_cache
-            self.last_prefix = await anyio.to_thread.run_sync(cache.prepare, head)
-            self.prefix_outcomes.append(self.last_prefix)
+        return head if len(head) < len(prompt_tokens) else []
+
+    async def _prepare_head(self, turn: Turn, head: list[int]) -> None:
+        """Have the context hold the prompt's head, restored from disk when saved before."""
+        self.last_prefix = None
+        if self.prefix_cache is None or not head or self.batch is not None:
+            return  # a batched context keeps heads in its slots (llama_batch.py)
+        self.last_prefix = await turn.call(self.prefix_cache.prepare, head)
+        self.prefix_outcomes.append(self.last_prefix)
 
     async def _generate(
         self,
+        turn: Turn,
         prompt_tokens: list[int],
         max_tokens: int,
         stops: StopStrings,
         sampling: Sampling,
     ) -> AsyncGenerator[tuple[str, int], None]:
-        """Yield (text, tokens so far). Each token is computed in a worker thread (llama.cpp
-        blocks), one step at a time, so stopping early is just not asking for the next.
-        The text ends before the first of the request's stop strings (`stops.matched`)."""
-        tokens = sample_tokens(self.llama, prompt_tokens, sampling, self._sampled)
+        """Yield (text, tokens so far). Each token is computed on the engine's thread, one
+        step at a time, so stopping early is just not asking for the next; the sampler is
+        closed there too, when the turn ends. The text ends before the first of the
+        request's stop strings (`stops.matched`)."""
+        next_token, close = await self._sequence(turn, prompt_tokens, sampling)
         decoder = codecs.getincrementaldecoder("utf-8")("replace")
         count = 0
         try:
             while count < max_tokens:
-                token = await anyio.to_thread.run_sync(next, tokens, None)
+                token = await next_token()
                 if token is None or self._is_end(token):
                     break
                 count += 1
@@ -515,12 +608,39 @@ class LlamaCppProvider:
             if tail:
                 yield tail, count
         finally:
-            tokens.close()
+            turn.post(close)  # free the sampler (and slot) before the turn's next command
+
+    async def _sequence(
+        self, turn: Turn, prompt_tokens: list[int], sampling: Sampling
+    ) -> tuple[Callable[[], Awaitable[int | None]], Callable[[], None]]:
+        """How the turn gets its next token, and how its sampler is freed (also when the
+        turn ends first): a generation in a slot of the batched context, stepped with the
+        other turns' (`Turn.step`), or farmhand's sampling loop on the one sequence."""
+        batch = self.batch
+        if batch is not None:
+            generation = await turn.call(batch.open, prompt_tokens, sampling, self._sampled)
+            turn.on_release(lambda: batch.close(generation))
+            return (lambda: turn.step(generation)), (lambda: batch.close(generation))
+        tokens = sample_tokens(self.llama, prompt_tokens, sampling, self._sampled, PROMPT_CHUNK)
+
+        async def next_token() -> int | None:
+            token: int | None = await turn.call(next, tokens, None)
+            while token == READING:  # a chunk of a long prompt: a request may leave here
+                token = await turn.call(next, tokens, None)
+            return token
+
+        turn.on_release(tokens.close)
+        return next_token, tokens.close
 
     async def aclose(self) -> None:
+        """Free the model once no request holds or awaits it (at once when idle)."""
+        self.engine.close()
+
+    def _free(self) -> None:
         close: Callable[[], None] | None = getattr(self.llama, "close", None)
         if close is not None:
             close()
+            return_freed_memory()
 
 
 def _after_result(messages: Sequence[Message]) -> bool:

@@ -4,7 +4,8 @@ app owns its ServiceState (config, providers, MCP pool), kept on `app.state.farm
 Routes: OpenAI's dialect (/v1), projects (/v1/projects), Ollama's (/api), farmhand's own
 MCP server (/mcp). Every route sits behind the same middleware, outermost first:
 `BrowserGuard` (Host and Origin: no web page gets in), CORS for the operator's listed
-origins only, then `GateMiddleware` (API keys, body size, strict JSON bodies).
+origins only, then `GateMiddleware` (API keys, body size, strict JSON bodies), then
+`CancelOnDisconnect` (a request whose client left stops: its model is free at once).
 
 The lifespan opens the MCP pool, the /mcp session manager and the runner of the chats that
 outlive their request (a Responses chat paused on a question) on startup; on shutdown
@@ -20,6 +21,7 @@ from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+import anyio
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
@@ -37,9 +39,11 @@ from farmhand.runtime.questions import PendingAnswers
 from farmhand.server import anthropic_api, ollama_api, openai_api, projects_api, responses_api
 from farmhand.server.auth import GateMiddleware, api_keys_from_env, max_body_from_env
 from farmhand.server.browser_guard import BrowserGuard, HostRule
+from farmhand.server.disconnect import CancelOnDisconnect
 from farmhand.server.errors import dialect_for_path, error_response
 from farmhand.server.json_response import JSONResponse
 from farmhand.server.openapi import openapi_document
+from farmhand.service.loaded_models import loaded_models
 from farmhand.service.state import ProviderFactory, ServiceState, default_provider_factory
 from farmhand.toolsets.mcp.pool import MCPPool
 
@@ -75,6 +79,7 @@ def create_app(
         ),
         provider_factory=provider_factory or default_provider_factory,
         api_keys=keys,
+        models=loaded_models(config.server.engine),
     )
 
     llama = llama_tools_for(config.llama_server, state.home, state.policy)
@@ -87,8 +92,10 @@ def create_app(
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
         try:
             # The pool outlives the MCP sessions and the chats (paused ones end first).
-            async with state.pool, mcp.run(), state.chat_runner():
+            async with state.pool, mcp.run(), state.chat_runner(), anyio.create_task_group() as tg:
+                tg.start_soon(state.models.sweep_forever)  # keep_alive, without a request
                 yield
+                tg.cancel_scope.cancel()
         finally:
             try:
                 await state.aclose()
@@ -102,6 +109,7 @@ def create_app(
             Middleware(BrowserGuard, hosts=hosts, origins=origins),
             *_cors(origins),
             Middleware(GateMiddleware, api_keys=keys, max_body_bytes=limit),
+            Middleware(CancelOnDisconnect),
         ],
         exception_handlers={HTTPException: _http_error, Exception: _unexpected},
         lifespan=lifespan,

@@ -4,6 +4,7 @@ A client mistake (bad JSON, unknown model, a refused MCP server, a bad tool) is 
 whose message says what to fix; only farmhand's own failures and its backends' are 5xx.
 
     RequestError                  the request itself is wrong (status, param, code)
+    BusyError                     the model's queue is full -> 429 with Retry-After
     UnknownModelError             `model` names no configured model -> 404
     ConfigError (from the request's servers, tools, ...)               -> 400
     PolicyError (a program, folder or host the operator did not allow)  -> 403
@@ -25,6 +26,7 @@ from typing import Any, Literal
 
 from farmhand.errors import (
     AuthError,
+    BusyError,
     ConfigError,
     LoopError,
     ModelError,
@@ -57,6 +59,7 @@ class ApiError:
 ERROR_TABLE: tuple[tuple[type[BaseException], int, str, str | None], ...] = (
     (AuthError, 401, "authentication_error", "invalid_api_key"),
     (TooLargeError, 413, "invalid_request_error", "request_too_large"),
+    (BusyError, 429, "rate_limit_error", "model_busy"),
     (RequestError, 400, "invalid_request_error", None),
     (UnknownModelError, 404, "invalid_request_error", "model_not_found"),
     (ConfigError, 400, "invalid_request_error", None),
@@ -132,8 +135,19 @@ def error_body(error: ApiError, dialect: Dialect) -> dict[str, Any]:
 def error_response(exc: BaseException, dialect: Dialect = "openai") -> JSONResponse:
     """The HTTP response for `exc` in `dialect`'s error shape."""
     error = api_error(exc)
-    headers = {"WWW-Authenticate": "Bearer"} if error.status == 401 else None
-    return JSONResponse(error_body(error, dialect), status_code=error.status, headers=headers)
+    return JSONResponse(
+        error_body(error, dialect), status_code=error.status, headers=error_headers(exc)
+    )
+
+
+def error_headers(exc: BaseException) -> dict[str, str] | None:
+    """The headers an error answer carries: how to authenticate (401), how long to wait
+    before retrying (429 and 503 from a busy model)."""
+    if isinstance(exc, BusyError):
+        return {"Retry-After": str(exc.retry_after)}
+    if isinstance(exc, AuthError):
+        return {"WWW-Authenticate": "Bearer"}
+    return None
 
 
 def dialect_for_path(path: str) -> Dialect:

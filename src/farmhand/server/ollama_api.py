@@ -35,7 +35,7 @@ from farmhand.dialects.ollama_common import parse_body
 from farmhand.errors import RequestError
 from farmhand.runtime.events import LoopFinished, ReasoningChunk, TextChunk
 from farmhand.server import ollama_generate_api, ollama_models_api
-from farmhand.server.errors import api_error, error_response
+from farmhand.server.errors import api_error, error_headers, error_response
 from farmhand.server.json_body import json_body
 from farmhand.server.json_response import JSONResponse
 from farmhand.server.route_state import service_state
@@ -177,7 +177,7 @@ class _Run:
 
     def error_response(self, exc: BaseException) -> Response:
         status, body = self.error_body(exc)
-        return JSONResponse(body, status_code=status)
+        return JSONResponse(body, status_code=status, headers=error_headers(exc))
 
 
 # GET /api/tools, POST /api/tools/search

@@ -26,13 +26,15 @@ def file_version(path: Path) -> FileVersion:
 
 @dataclass
 class LoadedModel:
-    """A model whose provider is built, since when, and how long it is kept after use
-    (`keep_alive` None: for the server's life)."""
+    """A model whose provider is built, since when, how long it is kept after use
+    (`keep_alive` None: until the memory budget needs its room) and the memory it was
+    estimated to take (`service/model_memory.py`)."""
 
     config: ModelConfig
     provider: Provider
     last_used: float = 0.0
     keep_alive: float | None = None
+    memory: int = 0
 
     @property
     def expires_at(self) -> float | None:

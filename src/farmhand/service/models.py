@@ -22,10 +22,13 @@ import anyio.to_thread
 from farmhand.config.models import ModelConfig
 from farmhand.errors import ModelError, RequestError
 from farmhand.models.assemble import ensure_model, local_file
-from farmhand.models.catalog import DEFAULT_MODEL, lookup
+from farmhand.models.catalog import lookup
 from farmhand.models.gguf import GGUFInfo, read_gguf
 from farmhand.providers.embedding import Embedded
+from farmhand.providers.engine import EngineStatus
+from farmhand.service.loaded_models import engine_status
 from farmhand.service.model_files import LoadedModel
+from farmhand.service.model_memory import model_source
 from farmhand.service.state import ServiceState
 
 # What a chat template that can reason mentions (Qwen3's switch, DeepSeek-R1's tags, ...).
@@ -76,11 +79,6 @@ def _embedded_defaults() -> tuple[int, float]:
     return DEFAULT_N_CTX, DEFAULT_TEMPERATURE
 
 
-def model_source(model: ModelConfig) -> str:
-    """What the embedded backend loads for `model`: a catalog name or a .gguf path."""
-    return str(model.model_path or model.model or DEFAULT_MODEL)
-
-
 async def describe(state: ServiceState, name: str | None) -> ModelFacts:
     """The model `name` names (UnknownModelError, a 404, when none)."""
     model = state.model_config(name)
@@ -98,13 +96,17 @@ async def list_models(state: ServiceState) -> list[ModelFacts]:
 class RunningModel:
     facts: ModelFacts
     loaded: LoadedModel
+    engine: EngineStatus | None  # an embedded model's slots and queue
 
 
 async def running(state: ServiceState) -> list[RunningModel]:
-    """The models whose provider the service has built, most recently used first."""
+    """The models loaded now, most recently used first."""
+    await state.models.sweep()
     loaded = sorted(state.loaded(), key=lambda m: m.last_used, reverse=True)
     facts = await anyio.to_thread.run_sync(lambda: [_facts(state, m.config) for m in loaded])
-    return [RunningModel(f, m) for f, m in zip(facts, loaded, strict=True)]
+    return [
+        RunningModel(f, m, engine_status(m.provider)) for f, m in zip(facts, loaded, strict=True)
+    ]
 
 
 def embedding_models(state: ServiceState) -> list[str]:

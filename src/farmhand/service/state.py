@@ -5,20 +5,19 @@ Built by `create_app` (no module-level state) and kept on `app.state.farmhand`.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-
-import anyio
 
 from farmhand.config.models import FarmhandConfig, ModelConfig
 from farmhand.errors import ConfigError, UnknownModelError
 from farmhand.providers.base import Provider
 from farmhand.providers.factory import provider_for
 from farmhand.runtime.questions import PendingAnswers
+from farmhand.service.loaded_models import LoadedModels
 from farmhand.service.model_files import LoadedModel, ModelFiles
+from farmhand.service.model_memory import budget_bytes
 from farmhand.service.parked import ChatRunner
 from farmhand.service.responses_store import ResponseStore
 from farmhand.service.tasks import TaskStore
@@ -54,8 +53,8 @@ class ServiceState:
     chats: ChatRunner | None = None
     """The chats that may outlive their request (paused on a question); opened with the
     app's lifespan (`open_chats`)."""
-    _loaded: dict[str, LoadedModel] = field(default_factory=dict)
-    _loading: anyio.Lock = field(default_factory=anyio.Lock)
+    models: LoadedModels = field(default_factory=lambda: LoadedModels(budget_bytes(None)))
+    """The loaded models, under the memory budget; projects share the server's."""
 
     def model_config(self, name: str | None) -> ModelConfig:
         """The configured model called `name` (the default one for None or ""); ConfigError
@@ -83,50 +82,22 @@ class ServiceState:
 
     async def provider(self, model: ModelConfig) -> Provider:
         """One provider per model, built on first use (loading a GGUF takes a moment, so it
-        happens in a worker thread, once)."""
-        now = time.time()
-        for ready in self._loaded.values():
-            # Fast path, the same config object as last time: every request of a served
-            # model comes here, and neither a lock nor serializing the config is needed.
-            if ready.config is model and not ready.expired(now):
-                ready.last_used = now
-                return ready.provider
-        # Keyed by the whole model config, not its name: a project's model "default" is not
-        # the server's (projects share this cache through `dataclasses.replace`).
-        key = model.model_dump_json()
-        async with self._loading:
-            self._unload_expired()
-            loaded = self._loaded.get(key)
-            if loaded is None:
-                provider = await anyio.to_thread.run_sync(self.provider_factory, model)
-                loaded = self._loaded[key] = LoadedModel(model, provider)
-            loaded.last_used = time.time()
-            return loaded.provider
+        happens in a worker thread, once), under the memory budget (`loaded_models.py`)."""
+        return await self.models.provider(model, self.provider_factory)
 
     def loaded(self) -> list[LoadedModel]:
         """The models whose provider is built (Ollama's "running" models)."""
-        self._unload_expired()
-        return list(self._loaded.values())
+        return self.models.loaded()
 
     def keep_alive(self, model: ModelConfig, seconds: float | None) -> None:
-        """Keep `model` loaded `seconds` after its last use (None: for the server's life).
-        Expired models are dropped at the next request that loads or lists models."""
-        loaded = self._loaded.get(model.model_dump_json())
-        if loaded is not None:
-            loaded.keep_alive = seconds
-            loaded.last_used = time.time()
+        """Keep `model` loaded `seconds` after its last use (None: until its memory is
+        needed). Expired models are closed within a few seconds (`LoadedModels.sweep`)."""
+        self.models.keep_alive(model, seconds)
 
     def unload(self, model: ModelConfig) -> bool:
-        """Forget `model`'s provider; False if it was not loaded. It is not closed here: a
-        request still generating holds it, and it is freed (llama.cpp's memory with it)
-        when the last one lets go."""
-        return self._loaded.pop(model.model_dump_json(), None) is not None
-
-    def _unload_expired(self) -> None:
-        now = time.time()
-        for key, loaded in list(self._loaded.items()):
-            if loaded.expired(now):
-                del self._loaded[key]
+        """Forget and close `model`'s provider; False if it was not loaded. A request still
+        generating keeps it until it is done; llama.cpp's memory is freed then."""
+        return self.models.unload(model)
 
     def chat_runner(self) -> ChatRunner:
         """The runner of the chats that may pause; built on first use, opened by the app's
@@ -153,7 +124,5 @@ class ServiceState:
         if self.tasks is not None:
             self.tasks.close()
             self.tasks = None
-        for loaded in self._loaded.values():
-            await loaded.provider.aclose()
-        self._loaded.clear()
+        await self.models.aclose()
         self.files.close()

@@ -1,0 +1,275 @@
+"""`farmhand serve` against llama-server with several clients at once, on the same GGUF.
+
+Claim: farmhand's embedded engine serves concurrent clients at least as well as llama-server
+(`--jinja -np N`, the build the set-up installs), while parsing the tool calls llama-server
+leaves as text; and one client is no slower than before.
+
+Method: the same tool-calling chats (a question and a few tools, temperature 0, the same
+max_tokens) are sent to each server at concurrency 1, 4 and 8 (`--levels`), through the
+OpenAI SDK's async client: a pool of N workers takes the chats in order. farmhand runs with
+its default engine settings (queue raised so no chat is refused); llama-server is started
+again for each level with `-np N` and `-c` N x the context, so each slot has the context
+farmhand's model has. The servers run one after the other, never at the same time. For each
+level: wall time, aggregate completion tokens per second (completion tokens of all chats
+over the wall time), p50 and p95 latency of a chat, and calls parsed (a chat whose answer
+has a structured tool call naming the tool the question needs).
+
+Run: .venv/bin/python bench/concurrency.py [--levels 1 4 8] [--chats 8] [--max-tokens 128]
+     [--model-path GGUF] [--n-ctx 4096] [--n-parallel N] [--skip-llama-server]
+
+Timings are printed, never asserted; on a shared machine read them as rough.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+from openai import AsyncOpenAI
+
+from farmhand.llamaserver.process import child_environment, find_llama_server
+from farmhand.models.assemble import ensure_model
+from farmhand.models.catalog import DEFAULT_MODEL
+
+
+def _tool(name: str, description: str, **properties: str) -> dict[str, Any]:
+    return {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": description,
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    key: {"type": "string", "description": text} for key, text in properties.items()
+                },
+                "required": list(properties),
+            },
+        },
+    }
+
+
+TOOLS = [
+    _tool("get_weather", "Get the current weather for a city.", city="The city, e.g. Paris"),
+    _tool("get_time", "Get the current local time in a time zone.", timezone="e.g. Europe/Paris"),
+    _tool(
+        "convert_currency",
+        "Convert an amount of money from one currency to another.",
+        amount="The amount, e.g. 12.5",
+        source="ISO code of the currency to convert from",
+        target="ISO code of the currency to convert to",
+    ),
+    _tool("search_flights", "Find flights between two cities.", origin="City", destination="City"),
+]
+
+# (question, the tool it needs)
+CHATS = [
+    ("What is the weather like in Lisbon right now?", "get_weather"),
+    ("What time is it in Tokyo (Asia/Tokyo)?", "get_time"),
+    ("Convert 250 US dollars to euros.", "convert_currency"),
+    ("Find me flights from Berlin to Madrid.", "search_flights"),
+    ("Is it raining in Vancouver?", "get_weather"),
+    ("What is the local time in America/New_York?", "get_time"),
+    ("How many Japanese yen is 80 British pounds?", "convert_currency"),
+    ("Which flights go from Oslo to Rome?", "search_flights"),
+]
+SYSTEM = "You are a helpful assistant. Use the tools when a question needs them."
+
+
+@dataclass
+class Outcome:
+    seconds: float
+    completion_tokens: int
+    parsed: bool
+
+
+@dataclass
+class Row:
+    server: str
+    level: int
+    wall: float
+    outcomes: list[Outcome]
+
+    def cells(self) -> list[str]:
+        latencies = sorted(o.seconds for o in self.outcomes)
+        tokens = sum(o.completion_tokens for o in self.outcomes)
+        p95 = latencies[min(len(latencies) - 1, round(0.95 * (len(latencies) - 1)))]
+        return [
+            self.server,
+            str(self.level),
+            f"{self.wall:.1f} s",
+            f"{tokens / self.wall:.1f}",
+            f"{statistics.median(latencies):.1f} s",
+            f"{p95:.1f} s",
+            f"{sum(o.parsed for o in self.outcomes)}/{len(self.outcomes)}",
+        ]
+
+
+async def _chat(client: AsyncOpenAI, model: str, index: int, max_tokens: int) -> Outcome:
+    question, tool = CHATS[index % len(CHATS)]
+    started = time.perf_counter()
+    reply = await client.chat.completions.create(
+        model=model,
+        messages=[{"role": "system", "content": SYSTEM}, {"role": "user", "content": question}],
+        tools=TOOLS,  # type: ignore[arg-type]
+        temperature=0,
+        max_tokens=max_tokens,
+    )
+    seconds = time.perf_counter() - started
+    calls = reply.choices[0].message.tool_calls or []
+    parsed = any(getattr(c, "function", None) and c.function.name == tool for c in calls)
+    usage = reply.usage
+    return Outcome(seconds, usage.completion_tokens if usage else 0, parsed)
+
+
+async def _level(url: str, model: str, level: int, chats: int, max_tokens: int) -> Row:
+    client = AsyncOpenAI(base_url=url, api_key="none", max_retries=0, timeout=1800)
+    await _chat(client, model, 0, 8)  # warm: the model loaded, its head cached
+    pending = list(range(chats))
+    outcomes: list[Outcome] = []
+
+    async def worker() -> None:
+        while pending:
+            index = pending.pop(0)
+            outcomes.append(await _chat(client, model, index, max_tokens))
+
+    started = time.perf_counter()
+    async with asyncio.TaskGroup() as group:
+        for _ in range(level):
+            group.create_task(worker())
+    wall = time.perf_counter() - started
+    await client.close()
+    return Row("", level, wall, outcomes)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _wait_ready(url: str, process: subprocess.Popen[bytes], seconds: float = 300) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise SystemExit(f"the server exited with {process.returncode} while starting")
+        try:
+            if httpx.get(url, timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.5)
+    raise SystemExit(f"{url} was not ready after {seconds:.0f} s")
+
+
+@contextmanager
+def _running(command: list[str], health: str, env: dict[str, str], cwd: Path) -> Iterator[None]:
+    log = open(cwd / "server.log", "ab")  # noqa: SIM115 - closed below
+    process = subprocess.Popen(command, env=env, cwd=cwd, stdout=log, stderr=log)
+    try:
+        _wait_ready(health, process)
+        yield
+    finally:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        log.close()
+
+
+def _measured(server: str, port: int, level: int, args: argparse.Namespace) -> Row:
+    url = f"http://127.0.0.1:{port}/v1"
+    row = asyncio.run(_level(url, "bench", level, args.chats, args.max_tokens))
+    row.server = server
+    print("  ", " | ".join(row.cells()), flush=True)
+    return row
+
+
+def farmhand_rows(gguf: Path, args: argparse.Namespace, work: Path) -> list[Row]:
+    port = _free_port()
+    (work / "farmhand.yaml").write_text(
+        f"server:\n  engine:\n    max_queue: 64\nruntime:\n  models:\n"
+        f"    - name: bench\n      model_path: {gguf}\n      n_ctx: {args.n_ctx}\n"
+        + (f"      n_parallel: {args.n_parallel}\n" if args.n_parallel else "")
+    )
+    env = {**os.environ, "FARMHAND_API_KEYS": ""}
+    command = [sys.executable, "-m", "farmhand", "serve", "--port", str(port)]
+    with _running(command, f"http://127.0.0.1:{port}/health", env, work):
+        return [_measured("farmhand", port, level, args) for level in args.levels]
+
+
+def llama_server_rows(gguf: Path, args: argparse.Namespace, work: Path) -> list[Row]:
+    binary = find_llama_server()
+    env = {**os.environ, **child_environment(binary)}
+    rows = []
+    for level in args.levels:
+        port = _free_port()
+        command = [
+            str(binary),
+            "-m", str(gguf),
+            "--jinja",
+            "-np", str(level),
+            "-c", str(args.n_ctx * level),
+            "-t", str(os.cpu_count() or 1),
+            "--host", "127.0.0.1",
+            "--port", str(port),
+        ]  # fmt: skip
+        with _running(command, f"http://127.0.0.1:{port}/health", env, work):
+            rows.append(_measured("llama-server", port, level, args))
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--levels", type=int, nargs="+", default=[1, 4, 8])
+    parser.add_argument("--chats", type=int, default=8)
+    parser.add_argument("--max-tokens", type=int, default=128)
+    parser.add_argument("--n-ctx", type=int, default=4096)
+    parser.add_argument("--model-path", type=Path, default=None)
+    parser.add_argument(
+        "--n-parallel", type=int, default=None, help="farmhand's n_parallel (default: its own)"
+    )
+    parser.add_argument("--skip-llama-server", action="store_true")
+    args = parser.parse_args()
+    gguf = args.model_path or ensure_model(DEFAULT_MODEL)
+    print(f"{gguf.name}: {args.chats} tool-calling chats per level, levels {args.levels}")
+    with tempfile.TemporaryDirectory(prefix="farmhand-bench-") as temp:
+        work = Path(temp)
+        rows = farmhand_rows(gguf, args, work)
+        if not args.skip_llama_server:
+            rows += llama_server_rows(gguf, args, work)
+    header = ["server", "clients", "wall", "tok/s (aggregate)", "p50", "p95", "calls parsed"]
+    print("\n| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    for row in rows:
+        print("| " + " | ".join(row.cells()) + " |")
+    by = {(r.server, r.level): r for r in rows}
+    for level in args.levels if not args.skip_llama_server else []:
+        ours, theirs = by[("farmhand", level)], by[("llama-server", level)]
+        tok = lambda r: sum(o.completion_tokens for o in r.outcomes) / r.wall  # noqa: E731
+        p50 = lambda r: statistics.median(o.seconds for o in r.outcomes)  # noqa: E731
+        print(
+            f"c={level}: farmhand/llama-server aggregate tok/s {tok(ours) / tok(theirs):.2f}x,"
+            f" p50 {p50(ours) / p50(theirs):.2f}x"
+        )
+
+
+if __name__ == "__main__":
+    main()

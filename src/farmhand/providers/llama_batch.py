@@ -1,0 +1,233 @@
+"""Continuous batching: several sequences of one llama context stepped by one llama_decode.
+
+The context is made with `n_parallel` sequences and one KV buffer they share (llama.cpp's
+unified KV cache, `n_ctx` cells per sequence); each sequence lives in a slot that remembers
+the tokens its KV holds. A new sequence takes the free slot whose tokens share the longest
+prefix with its prompt and keeps that prefix (a follow-up turn of the same chat, or another
+chat with the same system prompt and tools, starts where the last one stopped); when a
+busy slot shares a longer head, its KV cells are shared with `llama_memory_seq_cp` (cells of
+a unified cache take several sequence ids, nothing is computed or copied).
+
+`step` builds one batch from every sequence that asked for a token: one token each for the
+sequences that are generating, and a chunk of the prompt for each that is still reading
+its prompt (`prompt_chunk` tokens while others generate, the whole batch when alone, so a
+12k-token prompt does not freeze everyone else's stream), decodes it once, and samples each
+sequence whose logits are ready with its own sampler (its own grammar, call gate steer and
+seed: `llama_sampling.build_sampler`).
+
+Blocking, not thread-safe: only the model's engine thread calls it (`engine.py`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from farmhand.errors import ProviderError
+from farmhand.providers.llama_sampling import Processed, Sampling, build_sampler
+from farmhand.providers.prefix_cache import head_length
+
+PROMPT_CHUNK = 128  # prompt tokens a sequence reads per step while others generate
+MIN_SHARED = 16  # a head shorter than this is cheaper to compute than to share
+
+
+@dataclass
+class Slot:
+    seq_id: int
+    held: list[int] = field(default_factory=list)  # the tokens its KV cells hold, in order
+    busy: bool = False
+    last_used: int = 0
+
+
+@dataclass(eq=False)
+class Generation:
+    """One request's generation in a slot: the tokens still to evaluate, what it sampled."""
+
+    slot: Slot
+    sampler: Any
+    pending: list[int]
+    sampled: list[int] = field(default_factory=list)
+    closed: bool = False
+    prompt: Sequence[int] = ()
+    order: int = 0  # when it was opened: a fresh one may wait for an older one's head
+    fresh: bool = True  # nothing of its own prompt evaluated yet
+
+    @property
+    def reading_prompt(self) -> bool:
+        return len(self.pending) > 1 or not self.sampled
+
+
+def batched_context(llama: Any, n_parallel: int) -> Any:
+    """Give `llama` a context of `n_parallel` sequences sharing one KV buffer (n_ctx cells
+    each), in place of the one llama-cpp-python made."""
+    import llama_cpp
+    from llama_cpp import _internals
+
+    internals: Any = _internals  # untyped
+    params = llama.context_params
+    params.n_seq_max = n_parallel
+    params.kv_unified = True
+    params.n_ctx = int(llama.n_ctx()) * n_parallel
+    llama._ctx.close()
+    llama._ctx = internals.LlamaContext(model=llama._model, params=params, verbose=False)
+    llama._stack.callback(llama._ctx.close)
+    return llama_cpp.llama_get_memory(llama._ctx.ctx)
+
+
+class BatchedContext:
+    """The slots of one context and the step that decodes them together."""
+
+    def __init__(self, llama: Any, n_parallel: int, *, prompt_chunk: int = PROMPT_CHUNK) -> None:
+        import llama_cpp
+
+        self.llama = llama
+        self.n_parallel = n_parallel
+        self.n_ctx = int(llama.n_ctx())  # per sequence
+        self.memory = batched_context(llama, n_parallel)
+        self.n_batch = int(llama.n_batch)
+        self.prompt_chunk = prompt_chunk
+        self.slots = [Slot(i) for i in range(n_parallel)]
+        self.batch = llama_cpp.llama_batch_init(self.n_batch, 0, 1)
+        self._clock = 0
+        self.processed: Processed | None = None  # the provider's count of evaluated tokens
+        self.generations: list[Generation] = []  # open, oldest first
+        llama._stack.callback(self._free_batch)
+
+    def open(
+        self, prompt: Sequence[int], sampling: Sampling, processed: Processed | None = None
+    ) -> Generation:
+        """A sequence for `prompt` in a free slot, keeping the longest prefix any slot holds."""
+        free = [s for s in self.slots if not s.busy]
+        if not free:
+            raise ProviderError("no free sequence slot (the engine admits at most n_parallel)")
+        sampled: list[int] = []
+        sampler = build_sampler(self.llama, sampling, sampled)  # may fail: nothing taken yet
+        slot = max(free, key=lambda s: (head_length(s.held, prompt), -s.last_used))
+        same = min(head_length(slot.held, prompt), len(prompt) - 1)
+        donor = max(self.slots, key=lambda s: head_length(s.held, prompt))
+        shared = min(head_length(donor.held, prompt), len(prompt) - 1)
+        if donor is not slot and shared >= same + MIN_SHARED:
+            self._remove(slot, 0)
+            self._copy(donor, slot, shared)
+            same = shared
+        else:
+            self._remove(slot, same)
+        slot.busy = True
+        self._clock += 1
+        slot.last_used = self._clock
+        sequence = Generation(slot, sampler, list(prompt[same:]), sampled, prompt=prompt)
+        sequence.order = self._clock
+        self.generations.append(sequence)
+        if processed is not None:
+            processed.prompt_tokens += len(sequence.pending)
+            self.processed = processed
+        return sequence
+
+    def close(self, sequence: Generation) -> None:
+        """Free the sequence's sampler and slot; its KV stays for the next prompt like it."""
+        if sequence.closed:
+            return
+        sequence.closed = True
+        self.generations.remove(sequence)
+        sequence.sampler.close()
+        sequence.slot.busy = False
+
+    def step(self, sequences: Sequence[Generation]) -> list[tuple[Generation, int]]:
+        """One llama_decode over every sequence given; the tokens sampled for those whose
+        prompt is read (the others read a chunk of it and come again)."""
+        import llama_cpp
+
+        batch = self.batch
+        batch.n_tokens = 0
+        room = self.n_batch
+        generating = [s for s in sequences if not s.reading_prompt]
+        reading = [s for s in sequences if s.reading_prompt and not self._waits(s)]
+        chunk = room if not generating and len(reading) == 1 else self.prompt_chunk
+        ready: list[tuple[Generation, int]] = []
+        decoded: list[Generation] = []
+        for sequence in [*generating, *reading]:
+            take = min(len(sequence.pending), chunk, room)
+            if take <= 0:
+                continue
+            start = len(sequence.slot.held)
+            if start + take > self.n_ctx:
+                raise ProviderError(f"a sequence outgrew its context of {self.n_ctx} tokens")
+            for offset, token in enumerate(sequence.pending[:take]):
+                index = batch.n_tokens
+                batch.token[index] = token
+                batch.pos[index] = start + offset
+                batch.n_seq_id[index] = 1
+                batch.seq_id[index][0] = sequence.slot.seq_id
+                batch.logits[index] = 0
+                batch.n_tokens += 1
+            sequence.slot.held.extend(sequence.pending[:take])
+            del sequence.pending[:take]
+            decoded.append(sequence)
+            room -= take
+            if not sequence.pending:
+                batch.logits[batch.n_tokens - 1] = 1
+                ready.append((sequence, batch.n_tokens - 1))
+        if batch.n_tokens == 0:
+            return []
+        code = llama_cpp.llama_decode(self.llama._ctx.ctx, batch)
+        if code != 0:
+            for sequence in decoded:  # their KV cannot be trusted: their turns fail
+                self._remove(sequence.slot, 0)
+            raise ProviderError(f"llama_decode failed ({code}) on a batch of {batch.n_tokens}")
+        sampled = []
+        for sequence, index in ready:
+            token = int(sequence.sampler.sample(self.llama._ctx, index))
+            sequence.sampled.append(token)
+            sequence.pending = [token]
+            sampled.append((sequence, token))
+        return sampled
+
+    def _waits(self, fresh: Generation) -> bool:
+        """Whether `fresh` waits this step for an older generation that is computing the
+        head they share (then takes it from that one's slot, computed once); False when it
+        has its head, or when none is computing a longer one."""
+        if not fresh.fresh:
+            return False
+        fresh.fresh = False
+        have = len(fresh.slot.held)
+        for donor in self.generations:
+            if donor is fresh or donor.order > fresh.order:
+                continue
+            shared = min(head_length(donor.prompt, fresh.prompt), len(fresh.prompt) - 1)
+            if shared < have + MIN_SHARED:
+                continue
+            if len(donor.slot.held) < shared:
+                fresh.fresh = True  # not computed yet: ask again next step
+                return True
+            self._remove(fresh.slot, 0)
+            self._copy(donor.slot, fresh.slot, shared)
+            skipped = shared - have
+            fresh.pending = list(fresh.prompt[shared:])
+            if self.processed is not None:
+                self.processed.prompt_tokens -= skipped
+            return False
+        return False
+
+    def _remove(self, slot: Slot, keep: int) -> None:
+        import llama_cpp
+
+        if keep >= len(slot.held):
+            return
+        if not llama_cpp.llama_memory_seq_rm(self.memory, slot.seq_id, keep, -1):
+            llama_cpp.llama_memory_seq_rm(self.memory, slot.seq_id, 0, -1)
+            keep = 0
+        del slot.held[keep:]
+
+    def _copy(self, source: Slot, target: Slot, count: int) -> None:
+        import llama_cpp
+
+        llama_cpp.llama_memory_seq_cp(self.memory, source.seq_id, target.seq_id, 0, count)
+        target.held = source.held[:count]
+
+    def _free_batch(self) -> None:
+        import llama_cpp
+
+        if self.batch is not None:
+            llama_cpp.llama_batch_free(self.batch)
+            self.batch = None

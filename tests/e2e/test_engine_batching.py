@@ -1,0 +1,124 @@
+"""Continuous batching with the real embedded model: chats answered together, stepped by one
+llama_decode per token, give the same answers and calls as the same chats one after
+another (temperature 0), each under its own sampler, grammar and call gate; and a
+follow-up chat that shares a head with a busy one reuses its KV instead of computing it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import anyio
+import pytest
+
+from farmhand.messages import Message, StreamEvent, TextDelta, ToolCallEvent
+from farmhand.models.assemble import ensure_model
+from farmhand.models.catalog import DEFAULT_MODEL
+from farmhand.providers.base import GenerationSettings
+from farmhand.providers.llamacpp import LlamaCppProvider, load_llama
+from farmhand.tools.choice import ToolChoice
+from farmhand.tools.definition import ToolDefinition
+
+pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
+
+WEATHER = ToolDefinition(
+    "get_weather",
+    "Get the current weather for a city.",
+    {
+        "type": "object",
+        "properties": {"city": {"type": "string", "description": "The city, e.g. Paris"}},
+        "required": ["city"],
+    },
+)
+CONVERT = ToolDefinition(
+    "convert_currency",
+    "Convert an amount of money from one currency to another.",
+    {
+        "type": "object",
+        "properties": {
+            "amount": {"type": "number"},
+            "source": {"type": "string", "description": "ISO code, e.g. USD"},
+            "target": {"type": "string", "description": "ISO code, e.g. EUR"},
+        },
+        "required": ["amount", "source", "target"],
+    },
+)
+SYSTEM = Message.system("You are a helpful assistant. Use the tools when a question needs them.")
+CHATS: list[tuple[list[Message], GenerationSettings]] = [
+    # an auto turn with a call (lazy grammar off, call gate on)
+    ([SYSTEM, Message.user("What is the weather in Lisbon?")], GenerationSettings(temperature=0)),
+    # a forced call under the tool grammar
+    (
+        [SYSTEM, Message.user("Convert 250 US dollars to euros.")],
+        GenerationSettings(temperature=0, tool_choice=ToolChoice("required")),
+    ),
+    # a text answer (the topic gate answers in text)
+    (
+        [SYSTEM, Message.user("Write one short sentence about tea.")],
+        GenerationSettings(temperature=0, max_tokens=40),
+    ),
+    # two calls in a turn (the call gate pushes on)
+    (
+        [SYSTEM, Message.user("What is the weather in Oslo and in Rome?")],
+        GenerationSettings(temperature=0),
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def provider() -> Iterator[LlamaCppProvider]:
+    batched = LlamaCppProvider(load_llama(ensure_model(DEFAULT_MODEL)), n_parallel=4)
+    yield batched
+    batched.engine.close()
+    assert batched.engine.join(60)
+
+
+def _outcome(events: list[StreamEvent]) -> tuple[str, list[tuple[str, dict[str, object]]]]:
+    text = "".join(e.text for e in events if isinstance(e, TextDelta))
+    calls = [(e.call.name, e.call.arguments) for e in events if isinstance(e, ToolCallEvent)]
+    return text, calls
+
+
+async def _chat(provider: LlamaCppProvider, index: int) -> tuple[str, list]:  # type: ignore[type-arg]
+    messages, settings = CHATS[index]
+    events = [e async for e in provider.stream(messages, [WEATHER, CONVERT], settings)]
+    return _outcome(events)
+
+
+async def test_concurrent_chats_answer_as_they_do_one_after_another(
+    provider: LlamaCppProvider,
+) -> None:
+    alone = [await _chat(provider, i) for i in range(len(CHATS))]
+    together: dict[int, tuple[str, list]] = {}  # type: ignore[type-arg]
+
+    async def run(index: int) -> None:
+        together[index] = await _chat(provider, index)
+
+    async with anyio.create_task_group() as group:
+        for index in range(len(CHATS)):
+            group.start_soon(run, index)
+    assert [together[i] for i in range(len(CHATS))] == alone
+    assert alone[0][1] and alone[0][1][0][0] == "get_weather"  # the chats did call
+    assert alone[1][1] and alone[1][1][0][0] == "convert_currency"
+    assert alone[2][0] and not alone[2][1]
+
+
+async def test_a_shared_head_is_computed_once(provider: LlamaCppProvider) -> None:
+    """Eight chats with the same system prompt and tools: the head's tokens are evaluated
+    by the first, and every other takes them from a slot that holds them."""
+    questions = [f"What is the weather in city number {i}?" for i in range(8)]
+    head = len(provider.tokenize(provider.render([SYSTEM], [WEATHER, CONVERT])))
+    before = provider.processed_prompt_tokens
+
+    async def ask(question: str) -> None:
+        settings = GenerationSettings(temperature=0, max_tokens=16)
+        messages = [SYSTEM, Message.user(question)]
+        async for _ in provider.stream(messages, [WEATHER, CONVERT], settings):
+            pass
+
+    async with anyio.create_task_group() as group:
+        for question in questions:
+            group.start_soon(ask, question)
+    processed = provider.processed_prompt_tokens - before
+    # Each chat's own question is evaluated, the head at most once more (it may already
+    # be held from the test before).
+    assert processed < head + 8 * 40, (processed, head)
