@@ -66,3 +66,20 @@ def screenshot_dir(default: Path) -> Path:
     folder = Path(os.environ.get("FARMHAND_SCREENSHOTS") or default)
     folder.mkdir(parents=True, exist_ok=True)
     return folder
+
+
+AXE = Path(__file__).parents[2] / "node_modules" / "axe-core" / "axe.min.js"
+
+
+def serious_violations(page: Page) -> list[str]:
+    """axe-core's scan of the page as it is now (the page's context must bypass its CSP
+    to take the injected script): every violation of impact serious or critical."""
+    if not AXE.is_file():
+        raise RuntimeError("axe-core is not installed; `make setup` installs it from npm")
+    page.add_script_tag(path=str(AXE))
+    results = page.evaluate("axe.run(document, {resultTypes: ['violations']})")
+    return [
+        f"{v['id']} ({v['impact']}): {v['help']} at {[n['target'] for n in v['nodes']]}"
+        for v in results["violations"]
+        if v["impact"] in ("serious", "critical")
+    ]
