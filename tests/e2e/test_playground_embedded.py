@@ -1,6 +1,8 @@
 """The main job in the playground: a real `farmhand serve` with the embedded default model
-and the filesystem MCP server over a copy of examples/, the question typed into the page in
-headless chromium; the model lists the folder (a card with the listing) and answers."""
+and the filesystem MCP server over a folder holding a copy of examples/ (the server reads a
+relative path such as "examples" inside the folder it was given), the question typed into
+the page in headless chromium; the model lists the folder (a card with the listing) and
+answers."""
 
 from __future__ import annotations
 
@@ -38,7 +40,7 @@ def test_the_embedded_model_lists_the_examples_folder_in_the_page(
     server = find_node_server(FILESYSTEM_BIN, FILESYSTEM_PACKAGE)
     (tmp_path / "farmhand.yaml").write_text(
         f"mcp:\n  servers:\n    - name: filesystem\n      command: {server}\n"
-        f"      args: [{tmp_path / 'examples'}]\n"
+        f"      args: [{tmp_path}]\n"
     )
     port = free_port()
     with serving("--port", str(port), cwd=tmp_path, env={"FARMHAND_API_KEYS": ""}):
