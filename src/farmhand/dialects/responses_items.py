@@ -354,4 +354,6 @@ def chat_request(parsed: ResponsesRequest, conversation: Conversation) -> ChatRe
         client_tools=parsed.tools.client,
         mcp_servers=parsed.mcp_servers,
         max_tool_rounds=parsed.max_tool_rounds,
+        # A server switched off for this chat offers the model none of its tools.
+        allowed_tools={name: frozenset() for name in parsed.disabled_servers},
     )

@@ -53,6 +53,8 @@ class ResponsesRequest:
     max_tool_rounds: int | None
     echo: dict[str, Any]  # request fields a Response object repeats
     notes: list[str] = field(default_factory=list)
+    disabled_servers: frozenset[str] = frozenset()
+    """The model's MCP servers this chat leaves out (farmhand's `disabled_mcp_servers`)."""
 
 
 def parse_responses(body: dict[str, Any]) -> ResponsesRequest:
@@ -87,6 +89,7 @@ def parse_responses(body: dict[str, Any]) -> ResponsesRequest:
         max_tool_rounds=integer(body, "max_tool_rounds", minimum=1),
         echo={key: body.get(key) for key in ECHOED},
         notes=list(tools.notes),
+        disabled_servers=_names(body.get("disabled_mcp_servers"), "disabled_mcp_servers"),
     )
     text = _text(body.get("text"))
     parsed.echo["text"] = text
@@ -100,6 +103,14 @@ def parse_responses(body: dict[str, Any]) -> ResponsesRequest:
         response_format=answer_format(text["format"]),
     )
     return parsed
+
+
+def _names(value: object, param: str) -> frozenset[str]:
+    if value is None:
+        return frozenset()
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise RequestError(f"{param} must be a list of MCP server names", param=param)
+    return frozenset(value)
 
 
 def input_items(value: object, continues: bool) -> list[dict[str, Any]]:

@@ -2,10 +2,11 @@
 app owns its ServiceState (config, providers, MCP pool), kept on `app.state.farmhand`.
 
 Routes: OpenAI's dialect (/v1), projects (/v1/projects), Ollama's (/api), farmhand's own
-MCP server (/mcp). Every route sits behind the same middleware, outermost first:
-`BrowserGuard` (Host and Origin: no web page gets in), CORS for the operator's listed
-origins only, then `GateMiddleware` (API keys, body size, strict JSON bodies), then
-`CancelOnDisconnect` (a request whose client left stops: its model is free at once).
+MCP server (/mcp), the playground page at / (`playground_api.py`). Every route sits behind
+the same middleware, outermost first: `BrowserGuard` (Host and Origin: no other site's page
+gets in), CORS for the operator's listed origins only, then `GateMiddleware` (API keys, body
+size, strict JSON bodies), then `CancelOnDisconnect` (a request whose client left stops: its
+model is free at once).
 
 The lifespan opens the MCP pool, the /mcp session manager and the runner of the chats that
 outlive their request (a Responses chat paused on a question) on startup; on shutdown
@@ -27,7 +28,7 @@ from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
-from starlette.responses import PlainTextResponse, Response
+from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from farmhand.config.models import FarmhandConfig
@@ -36,7 +37,14 @@ from farmhand.mcpserver.http import mcp_endpoint
 from farmhand.mcpserver.llama_tools import llama_tools_for
 from farmhand.paths import farmhand_home
 from farmhand.runtime.questions import PendingAnswers
-from farmhand.server import anthropic_api, ollama_api, openai_api, projects_api, responses_api
+from farmhand.server import (
+    anthropic_api,
+    ollama_api,
+    openai_api,
+    playground_api,
+    projects_api,
+    responses_api,
+)
 from farmhand.server.auth import GateMiddleware, api_keys_from_env, max_body_from_env
 from farmhand.server.browser_guard import BrowserGuard, HostRule
 from farmhand.server.disconnect import CancelOnDisconnect
@@ -143,14 +151,10 @@ def _routes() -> list[BaseRoute]:
         *responses_api.routes(),
         *ollama_api.routes(),
         *projects_api.routes(),
-        Route("/", _root, methods=["GET", "HEAD"]),
+        *playground_api.routes(),
         Route("/health", _health, methods=["GET"]),
         Route("/openapi.json", _openapi, methods=["GET"]),
     ]
-
-
-async def _root(_: Request) -> Response:
-    return PlainTextResponse("farmhand is running")
 
 
 async def _health(_: Request) -> Response:

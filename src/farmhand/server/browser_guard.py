@@ -12,7 +12,9 @@ even read the replies. Both carry tell-tales farmhand checks before anything els
   `server.allowed_origins` is refused with 403. A request without Origin that a browser
   marked as cross-site (`Sec-Fetch-Site`, e.g. an `<img>` or `<script>` load) is refused too.
 
-`/` and `/health` stay open (liveness checks carry no secrets). CORS headers are added, by
+A page of this server's own origin (`scheme://Host`, the Host having passed the check
+above) is let in: that is the playground at `/`. `/`, `/health` and the playground's
+files stay open (liveness checks and static files carry no secrets). CORS headers are added, by
 Starlette's CORSMiddleware inside this guard, only for the listed origins.
 """
 
@@ -26,9 +28,11 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from farmhand.errors import RequestError
 from farmhand.server.errors import dialect_for_path, error_response
+from farmhand.server.playground_files import ASSET_PATHS
 
-OPEN_PATHS = frozenset({"/", "/health"})
-"""Paths that answer whoever asks (liveness checks)."""
+OPEN_PATHS = frozenset({"/", "/health", *ASSET_PATHS})
+"""Paths that answer whoever asks: liveness checks, and the playground's page and files
+(public, static; the page asks for the API key before it calls anything)."""
 LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain"})
 
 
@@ -104,14 +108,14 @@ class BrowserGuard:
         if scope["type"] != "http" or scope.get("path", "") in OPEN_PATHS:
             await self.app(scope, receive, send)
             return
-        refusal = self.refusal(_headers(scope))
+        refusal = self.refusal(_headers(scope), scope.get("scheme", "http"))
         if refusal is None:
             await self.app(scope, receive, send)
             return
         path: str = scope.get("path", "")
         await error_response(refusal, dialect_for_path(path))(scope, receive, send)
 
-    def refusal(self, headers: dict[str, str]) -> RequestError | None:
+    def refusal(self, headers: dict[str, str], scheme: str = "http") -> RequestError | None:
         host = headers.get("host")
         if host is None or not self.hosts.allows(host):
             return RequestError(
@@ -123,7 +127,9 @@ class BrowserGuard:
             )
         origin = headers.get("origin")
         if origin is not None:
-            if normalize_origin(origin) not in self.origins:
+            # The server's own pages (the playground) come from the Host just checked.
+            own = normalize_origin(f"{scheme}://{host}")
+            if normalize_origin(origin) not in self.origins | {own}:
                 return RequestError(
                     f"requests from web pages are refused (Origin {origin!r}); the operator"
                     " can let a page in by listing its origin in server.allowed_origins",

@@ -90,6 +90,7 @@ RESPONSES = {
         "text": OBJECT,
         "reasoning": OBJECT,
         "mcp_servers": MCP_SERVERS,
+        "disabled_mcp_servers": {"type": "array", "items": {"type": "string", "minLength": 1}},
         "max_tool_rounds": {"type": "integer", "minimum": 1},
     },
     "required": ["model", "input"],
@@ -251,6 +252,16 @@ def _operation(
 
 
 PROJECT = ("namespace", "project")
+HAND_CALL = {
+    "type": "object",
+    "properties": {
+        "server": {"type": "string"},
+        "tool": {"type": "string"},
+        "arguments": OBJECT,
+        "approved": {"type": "boolean"},
+    },
+    "required": ["server", "tool"],
+}
 
 
 def openapi_document(version: str) -> dict[str, Any]:
@@ -295,6 +306,12 @@ def openapi_document(version: str) -> dict[str, Any]:
         "/api/tasks/{task_id}": {"get": _operation("A chat's task record", params=("task_id",))},
         "/api/version": {"get": _operation("Ollama version")},
         "/mcp": {"post": _operation("farmhand's MCP server (streamable HTTP)", JSON_RPC)},
+        "/playground/{name}": {
+            "get": _operation("A file of the playground page", params=("name",))
+        },
+        "/api/mcp/servers": {"get": _operation("The configured MCP servers and their state")},
+        "/api/mcp/call": {"post": _operation("Call one MCP tool by hand", HAND_CALL)},
+        "/api/conversations": {"get": _operation("Stored Responses conversations")},
     }
     return {
         "openapi": "3.1.0",

@@ -199,6 +199,38 @@ class ResponseStore:
                 return found
         return None
 
+    def conversations(self, limit: int, scan: int = 500) -> list[dict[str, Any]]:
+        """The newest `limit` conversations among the last `scan` responses: each the
+        response that ends it (no later response continues it), newest first, as
+        `{id, model, created_at, title, turns}` (title: the first thing the user wrote)."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT id, model, created_at, input_items, response FROM responses"
+                " ORDER BY created_at DESC, rowid DESC LIMIT ?",
+                (scan,),
+            ).fetchall()
+        continued: set[str] = set()
+        found: list[dict[str, Any]] = []
+        for response_id, model, created_at, items_text, response_text in rows:
+            previous = json.loads(response_text).get("previous_response_id")
+            if isinstance(previous, str):
+                continued.add(previous)
+            if response_id in continued or len(found) >= limit:
+                continue
+            items = json.loads(items_text)
+            said = [_user_text(item) for item in items]
+            said = [text for text in said if text]
+            found.append(
+                {
+                    "id": response_id,
+                    "model": model,
+                    "created_at": created_at,
+                    "title": said[0][:80] if said else "",
+                    "turns": len(said),
+                }
+            )
+        return found
+
     def delete(self, response_id: str) -> bool:
         """Forget a response; False when there was none of that id."""
         with self._lock:
@@ -209,3 +241,17 @@ class ResponseStore:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+
+def _user_text(item: dict[str, Any]) -> str:
+    """The text of a user's message item, "" for any other item."""
+    if item.get("role") != "user":
+        return ""
+    content = item.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return " ".join(
+            str(part.get("text", "")) for part in content if isinstance(part, dict)
+        ).strip()
+    return ""

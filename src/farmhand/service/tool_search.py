@@ -33,25 +33,30 @@ class ToolSearch:
     problems: str = ""
 
     def to_json(self, limit: int | None = None) -> dict[str, Any]:
-        """The answer every face gives: {tools: [{server, name, description, parameters}],
+        """The answer every face gives: {tools: [{server, name, description, parameters,
+        annotations?}],
         pattern, total, errors?}; `total` counts all matches, `limit` cuts `tools`."""
         shown = self.tools[:limit] if limit else self.tools
         body: dict[str, Any] = {
-            "tools": [
-                {
-                    "server": tool.name.split(SEPARATOR, 1)[0],
-                    "name": tool.name,
-                    "description": tool.description,
-                    "parameters": tool.parameters,
-                }
-                for tool in shown
-            ],
+            "tools": [_tool_json(tool) for tool in shown],
             "pattern": self.pattern,
             "total": len(self.tools),
         }
         if self.problems:
             body["errors"] = self.problems
         return body
+
+
+def _tool_json(tool: ToolDefinition) -> dict[str, Any]:
+    found: dict[str, Any] = {
+        "server": tool.name.split(SEPARATOR, 1)[0],
+        "name": tool.name,
+        "description": tool.description,
+        "parameters": tool.parameters,
+    }
+    if tool.annotations:  # MCP's hints (readOnlyHint, destructiveHint, ...), when given
+        found["annotations"] = tool.annotations
+    return found
 
 
 def model_servers(state: ServiceState, model_name: str | None) -> list[McpServerConfig]:

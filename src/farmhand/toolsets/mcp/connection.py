@@ -233,6 +233,22 @@ class ServerConnection:
     def closed(self) -> bool:
         return self._closed
 
+    @property
+    def status(self) -> str:
+        """What a person watching sees: "running" (a live session), "restarting" (the last
+        one broke or failed to start, and the next use starts it again), "idle" (none yet,
+        or closed after sitting unused) or "closed"."""
+        if self._closed:
+            return "closed"
+        if self.connected:
+            return "running"
+        return "restarting" if self.failures else "idle"
+
+    @property
+    def last_error(self) -> str | None:
+        """Why the last session ended or failed to start, if it did."""
+        return reason(self._error) if self._error is not None else None
+
     @asynccontextmanager
     async def session(self) -> AsyncIterator[Client]:
         """The live Client, connecting first if needed; counts as use (for the idle timer)."""

@@ -149,6 +149,10 @@ class MCPPool:
                     del self._connections[key]
                 _release(connection)
 
+    def find(self, server: McpServerConfig) -> ServerConnection | None:
+        """The pool's connection to `server` (this very config), if it made one."""
+        return self._connections.get(server.model_dump_json())
+
     @property
     def connections(self) -> list[ServerConnection]:
         return list(self._connections.values())
