@@ -22,7 +22,8 @@ from farmhand.config import (
     default_config,
 )
 from farmhand.config.loader import load_config
-from farmhand.config.models import ServerConfig, format_path
+from farmhand.config.models import format_path
+from farmhand.config.server import ServerConfig
 from farmhand.errors import ConfigError
 from farmhand.tools.definition import ToolDefinition
 

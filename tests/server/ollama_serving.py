@@ -19,10 +19,9 @@ from farmhand.config.models import (
     McpConfig,
     McpServerConfig,
     ModelConfig,
-    RequestServersConfig,
     RuntimeConfig,
-    ServerConfig,
 )
+from farmhand.config.server import RequestServersConfig, ServerConfig
 from farmhand.providers.base import Provider
 from farmhand.server.app import create_app
 

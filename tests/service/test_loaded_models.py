@@ -10,7 +10,8 @@ import threading
 import anyio
 import pytest
 
-from farmhand.config.models import EngineConfig, ModelConfig
+from farmhand.config.models import ModelConfig
+from farmhand.config.server import EngineConfig
 from farmhand.errors import BusyError, RequestError
 from farmhand.messages import Finish, Usage
 from farmhand.providers.engine import Engine, EngineLimits, EngineStatus

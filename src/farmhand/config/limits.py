@@ -14,6 +14,9 @@ from pydantic import BaseModel, Field
 from farmhand.config.strict import STRICT_CONFIG
 
 MIB = 1024 * 1024
+DEPTH_CEILING = 200
+"""The most a nesting limit may be raised to: building deeper YAML or templates recurses
+towards Python's own limit."""
 
 
 class _Section(BaseModel):

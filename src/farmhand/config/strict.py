@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import ConfigDict
+from pydantic import BaseModel, ConfigDict
 
 # Attribute docstrings become field descriptions; numbers written where text is expected
 # (args: [8080], env: {PORT: 8080}) are taken as the text the user meant.
@@ -12,3 +12,9 @@ STRICT_CONFIG = ConfigDict(
     coerce_numbers_to_str=True,
     protected_namespaces=(),
 )
+
+
+class Strict(BaseModel):
+    """The base of every config section."""
+
+    model_config = STRICT_CONFIG

@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 import anyio
 import anyio.to_thread
 
-from farmhand.config.models import EngineConfig, ModelConfig
+from farmhand.config.models import ModelConfig
+from farmhand.config.server import EngineConfig
 from farmhand.errors import BusyError, RequestError
 from farmhand.providers.base import Provider
 from farmhand.providers.engine import EngineLimits, EngineStatus

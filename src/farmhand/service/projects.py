@@ -37,6 +37,7 @@ from typing import Any
 
 import yaml
 
+from farmhand.config.limits import DEPTH_CEILING
 from farmhand.config.loader import (
     CONFIG_FILENAME,
     MAX_DEPTH,
@@ -44,7 +45,7 @@ from farmhand.config.loader import (
     check_yaml_shape,
     parse_config,
 )
-from farmhand.config.models import DEPTH_CEILING, FarmhandConfig, format_path
+from farmhand.config.models import FarmhandConfig, format_path
 from farmhand.errors import (
     ConfigError,
     PolicyError,

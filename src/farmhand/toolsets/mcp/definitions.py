@@ -29,11 +29,11 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 
 from farmhand.config.models import (
     McpServerConfig,
-    Strict,
     Transport,
     format_path,
     transport_named,
 )
+from farmhand.config.strict import Strict
 from farmhand.errors import ConfigError, ToolServerError
 from farmhand.toolsets.mcp.known_servers import (
     FILESYSTEM_BIN,

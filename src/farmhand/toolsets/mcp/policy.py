@@ -3,7 +3,7 @@ before anything is started, read or reached.
 
 Servers come from outside the config in an HTTP request's `mcp_servers` (any dialect), as a
 request's `tools_path`, and in a project written through the API. The rules are allowlists,
-set by the operator in `server:` (see `config.models.ServerConfig`):
+set by the operator in `server:` (see `config.server.ServerConfig`):
 
 - A request may always name a server the operator defined (`mcp.servers`, the definitions
   file) by name; that server runs exactly as the operator wrote it.
@@ -32,7 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from farmhand.config.models import McpServerConfig, ServerConfig
+from farmhand.config.models import McpServerConfig
+from farmhand.config.server import ServerConfig
 from farmhand.errors import ConfigError, PolicyError, ToolServerError
 from farmhand.toolsets.mcp.definitions import ServerDefinition
 
