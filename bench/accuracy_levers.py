@@ -66,7 +66,8 @@ from farmhand.models.catalog import DEFAULT_MODEL
 from farmhand.prompting.guidance import TOOL_RULES
 from farmhand.providers.base import Provider
 from farmhand.providers.call_gate import GateThresholds
-from farmhand.providers.llamacpp import DEFAULT_GATE, LlamaCppProvider, load_llama
+from farmhand.providers.llama_load import load_llama
+from farmhand.providers.llamacpp import DEFAULT_GATE, LlamaCppProvider
 from farmhand.providers.prompt_based import PromptBasedProvider
 from farmhand.providers.turn_calls import ANY_GROUNDED
 

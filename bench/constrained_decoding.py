@@ -45,7 +45,8 @@ from farmhand.models.assemble import ensure_model
 from farmhand.models.catalog import DEFAULT_MODEL
 from farmhand.providers.base import GenerationSettings
 from farmhand.providers.grammar import GrammarSpec, build_tool_grammar
-from farmhand.providers.llamacpp import DEFAULT_N_CTX, LlamaCppProvider, load_llama
+from farmhand.providers.llama_load import DEFAULT_N_CTX, load_llama
+from farmhand.providers.llamacpp import LlamaCppProvider
 from farmhand.tools.definition import ToolDefinition
 from farmhand.tools.formats import OpenAIToolChoice, tool_choice_from_openai
 

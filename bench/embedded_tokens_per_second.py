@@ -43,7 +43,8 @@ from farmhand.messages import Finish, Message, TextDelta
 from farmhand.models.assemble import ensure_model
 from farmhand.models.catalog import DEFAULT_MODEL
 from farmhand.providers.base import GenerationSettings
-from farmhand.providers.llamacpp import DEFAULT_N_CTX, LlamaCppProvider, load_llama
+from farmhand.providers.llama_load import DEFAULT_N_CTX, load_llama
+from farmhand.providers.llamacpp import LlamaCppProvider
 
 DEFAULT_PROMPT = """Explain what this Python module does, function by function, then suggest \
 three concrete improvements with code.

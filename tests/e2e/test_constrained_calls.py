@@ -22,8 +22,9 @@ from farmhand.models.assemble import ensure_model
 from farmhand.models.catalog import DEFAULT_MODEL
 from farmhand.providers.base import GenerationSettings, Provider
 from farmhand.providers.grammar import build_tool_grammar, grammar_spec
+from farmhand.providers.llama_load import load_llama
 from farmhand.providers.llama_sampling import Sampling, sample_tokens
-from farmhand.providers.llamacpp import LlamaCppProvider, load_llama
+from farmhand.providers.llamacpp import LlamaCppProvider
 from farmhand.providers.prompt_based import PromptBasedProvider
 from farmhand.tools.definition import ToolDefinition
 from farmhand.tools.formats import OpenAIToolChoice, tool_choice_from_openai

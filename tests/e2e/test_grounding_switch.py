@@ -13,12 +13,8 @@ from farmhand.config.models import ModelConfig
 from farmhand.models.assemble import ensure_model
 from farmhand.models.catalog import DEFAULT_MODEL, lookup
 from farmhand.providers.factory import provider_for
-from farmhand.providers.llamacpp import (
-    DEFAULT_GATE,
-    DEFAULT_GROUND_FIRST,
-    LlamaCppProvider,
-    load_llama,
-)
+from farmhand.providers.llama_load import load_llama
+from farmhand.providers.llamacpp import DEFAULT_GATE, DEFAULT_GROUND_FIRST, LlamaCppProvider
 
 pytestmark = [pytest.mark.e2e]
 

@@ -17,7 +17,8 @@ from farmhand.messages import Message, ToolCallEvent
 from farmhand.models.assemble import ensure_model
 from farmhand.models.catalog import DEFAULT_MODEL
 from farmhand.providers.base import GenerationSettings
-from farmhand.providers.llamacpp import LlamaCppProvider, load_llama
+from farmhand.providers.llama_load import load_llama
+from farmhand.providers.llamacpp import LlamaCppProvider
 from farmhand.tools.definition import ToolDefinition
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]

@@ -55,15 +55,13 @@ def _backend(
     if model.provider == "llamacpp":  # "embedded" is read as llamacpp by the config
         from farmhand.models.assemble import ensure_model
         from farmhand.models.catalog import DEFAULT_MODEL
+        from farmhand.providers.llama_load import DEFAULT_N_CTX, free_failed_load, load_llama
         from farmhand.providers.llamacpp import (
             DEFAULT_GATE,
             DEFAULT_GROUND_FIRST,
-            DEFAULT_N_CTX,
             DEFAULT_N_PARALLEL,
             DEFAULT_TEMPERATURE,
             LlamaCppProvider,
-            free_failed_load,
-            load_llama,
         )
 
         source = str(model_path or model.model_path or model.model or DEFAULT_MODEL)

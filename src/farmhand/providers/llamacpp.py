@@ -26,15 +26,11 @@ context keeps whatever prefix the next turn shares, as llama-cpp-python does.
 from __future__ import annotations
 
 import codecs
-import ctypes
 import dataclasses
-import gc
 import logging
 import math
-import os
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from contextlib import aclosing
-from pathlib import Path
 from typing import Any
 
 import anyio
@@ -59,6 +55,7 @@ from farmhand.providers.grammar import (
 )
 from farmhand.providers.grounding import evidence_of
 from farmhand.providers.llama_batch import PROMPT_CHUNK, BatchedContext
+from farmhand.providers.llama_load import return_freed_memory
 from farmhand.providers.llama_sampling import (
     READING,
     TOP_K,
@@ -68,6 +65,13 @@ from farmhand.providers.llama_sampling import (
     Sampling,
     Steer,
     sample_tokens,
+)
+from farmhand.providers.llama_vocab import (
+    end_of_generation_check,
+    end_tokens,
+    opener_tokens,
+    single_token,
+    special_tokens,
 )
 from farmhand.providers.prefix_cache import PrefixCache, head_length
 from farmhand.providers.prompt_based import with_tools_block
@@ -80,7 +84,6 @@ from farmhand.tools.definition import ToolDefinition
 
 log = logging.getLogger(__name__)
 
-DEFAULT_N_CTX = 4096
 # Requests answered at once (continuous batching, `llama_batch.py`); see bench/README.md.
 DEFAULT_N_PARALLEL = 1
 DEFAULT_TEMPERATURE = 0.2
@@ -102,64 +105,6 @@ DEFAULT_GATE = GateThresholds(call=None, after_result=None, another=0.05)
 DEFAULT_GROUND_FIRST = 0.5
 # Stands in for the first user message when the prompt's head is rendered alone.
 _HEAD_MARK = "\u2063farmhand-head\u2063"
-
-
-def load_llama(
-    model_path: Path, *, n_ctx: int = DEFAULT_N_CTX, n_threads: int | None = None
-) -> Any:
-    """Load a GGUF; n_threads defaults to every core (llama-cpp-python's default is half).
-    A load that fails frees what it had taken (`free_failed_load`)."""
-    try:
-        from llama_cpp import Llama
-    except ImportError as exc:
-        raise ModelError(
-            "llama-cpp-python is not installed; run `make setup` (it builds the embedded engine)"
-        ) from exc
-    if not model_path.is_file():
-        raise ModelError(f"model file not found: {model_path}")
-    # Built in two steps so that a constructor that fails half way (weights loaded, no
-    # context) can still be closed here: otherwise the weights stay until the garbage
-    # collector finds the half-built object through the exception's traceback.
-    llama = Llama.__new__(Llama)
-    try:
-        Llama.__init__(
-            llama,
-            str(model_path),
-            n_ctx=n_ctx,
-            n_threads=n_threads or os.cpu_count() or 1,
-            n_threads_batch=n_threads or os.cpu_count() or 1,
-            verbose=False,
-        )
-    except (ValueError, RuntimeError) as exc:
-        reason = str(exc)
-        free_failed_load(llama)
-        raise ModelError(
-            f"could not load {model_path} with n_ctx {n_ctx}: {reason} (is it a valid GGUF"
-            " file, and does the context fit in memory?)"
-        ) from None
-    return llama
-
-
-def free_failed_load(llama: Any) -> None:
-    """Release what a half-built `Llama` holds, and hand the freed heap back to the system."""
-    stack = getattr(llama, "_stack", None)
-    if stack is not None:
-        try:
-            stack.close()
-        except Exception:  # what is left of it is freed with the object
-            log.debug("closing a half-loaded model failed", exc_info=True)
-    gc.collect()
-    return_freed_memory()
-
-
-def return_freed_memory() -> None:
-    """glibc keeps freed heap pages for reuse; a freed model's hundreds of MiB go back to
-    the system only when asked (malloc_trim)."""
-    try:
-        libc = ctypes.CDLL("libc.so.6")
-    except OSError:
-        return
-    libc.malloc_trim(0)
 
 
 class LlamaCppProvider:
@@ -220,12 +165,12 @@ class LlamaCppProvider:
             slots=n_parallel,
             stepper=self.batch.step if self.batch is not None else None,
         )
-        self._special = _special_tokens(llama)
-        self._is_end = _end_of_generation_check(llama)
-        self._end_tokens = _end_tokens(llama, self._is_end)
-        self._opener_tokens = _opener_tokens(llama)
+        self._special = special_tokens(llama)
+        self._is_end = end_of_generation_check(llama)
+        self._end_tokens = end_tokens(llama, self._is_end)
+        self._opener_tokens = opener_tokens(llama)
         # The call tag as one token, where the model has one (the lazy grammar's trigger).
-        self._tag_tokens = _single_token(llama, OPEN_TAG)
+        self._tag_tokens = single_token(llama, OPEN_TAG)
         self.constrained = constrained
         # The family its tool calls are read in: from config, else from its chat template.
         self.tool_family = (
@@ -293,9 +238,8 @@ class LlamaCppProvider:
                 async for piece, count in pieces:
                     completion_tokens = count
                     yield TextDelta(piece)
-        yield _finish(
-            stops, completion_tokens >= max_tokens, Usage(len(prompt_tokens), completion_tokens)
-        )
+        usage = Usage(len(prompt_tokens), completion_tokens)
+        yield stops.finish(completion_tokens >= max_tokens, usage)
 
     def _raw_tokens(self, prompt: str) -> list[int]:
         return list(self.llama.tokenize(prompt.encode(), add_bos=True, special=True))
@@ -449,7 +393,7 @@ class LlamaCppProvider:
         if calls.kept:
             yield Finish("tool_calls", usage)
         else:
-            yield _finish(stops, out_of_tokens, usage)
+            yield stops.finish(out_of_tokens, usage)
 
     def _more_wanted(self, messages: Sequence[Message], calls: CallsOfTurn) -> bool:
         """Whether the question lists values the turn's calls have not used yet."""
@@ -652,53 +596,3 @@ def _after_result(messages: Sequence[Message]) -> bool:
     return last.role == "tool" or (
         last.role == "user" and last.content.lstrip().startswith("<tool_response>")
     )
-
-
-def _finish(stops: StopStrings, out_of_tokens: bool, usage: Usage) -> Finish:
-    """How a turn without calls ended: at a stop string (named), out of tokens, or done."""
-    if stops.matched is not None:
-        return Finish("stop", usage, stop_sequence=stops.matched)
-    return Finish("length" if out_of_tokens else "stop", usage)
-
-
-def _special_tokens(llama: Any) -> dict[str, str]:
-    def text(token_id: int) -> str:
-        if token_id < 0:
-            return ""
-        return str(llama.detokenize([token_id], special=True).decode("utf-8", "replace"))
-
-    return {"bos": text(llama.token_bos()), "eos": text(llama.token_eos())}
-
-
-def _single_token(llama: Any, text: str) -> tuple[int, ...]:
-    """`text` as one token of this model, or () where it takes several."""
-    tokens = llama.tokenize(text.encode(), add_bos=False, special=True)
-    return (int(tokens[0]),) if len(tokens) == 1 else ()
-
-
-def _end_tokens(llama: Any, is_end: Callable[[int], bool]) -> list[int]:
-    """The end-of-turn tokens a chat reply ends with (EOS, and the template's own)."""
-    found = [llama.token_eos()]
-    for text in (b"<|im_end|>", b"<|endoftext|>", b"<|eot_id|>", b"<|end|>"):
-        tokens = llama.tokenize(text, add_bos=False, special=True)
-        if len(tokens) == 1:
-            found.append(tokens[0])
-    return [t for t in dict.fromkeys(found) if t >= 0 and is_end(t)]
-
-
-def _opener_tokens(llama: Any) -> list[int]:
-    """The tokens that open a new chat message, where the model has them as one token."""
-    openers = ("<|im_start|>", "<|start_header_id|>", "<|start|>")
-    return [token for text in openers for token in _single_token(llama, text)]
-
-
-def _end_of_generation_check(llama: Any) -> Callable[[int], bool]:
-    """Use llama.cpp's own end-of-generation set (EOS, EOT, <|im_end|>, ...)."""
-    try:
-        import llama_cpp
-
-        vocab = llama_cpp.llama_model_get_vocab(llama.model)
-        return lambda token: bool(llama_cpp.llama_vocab_is_eog(vocab, token))
-    except (ImportError, AttributeError):
-        eos = llama.token_eos()
-        return lambda token: token == eos

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from farmhand.messages import Finish, Usage
+
 
 class StopStrings:
     def __init__(self, stops: Sequence[str]) -> None:
@@ -37,6 +39,12 @@ class StopStrings:
         """What was held back, once the text has ended without completing a stop."""
         text, self.held = self.held, ""
         return text
+
+    def finish(self, out_of_tokens: bool, usage: Usage) -> Finish:
+        """How a turn without calls ended: at a stop string (named), out of tokens, or done."""
+        if self.matched is not None:
+            return Finish("stop", usage, stop_sequence=self.matched)
+        return Finish("length" if out_of_tokens else "stop", usage)
 
     def _tail_that_may_begin_a_stop(self, text: str) -> int:
         longest = min(len(text), max(len(stop) for stop in self.stops) - 1)

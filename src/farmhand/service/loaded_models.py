@@ -41,7 +41,7 @@ def default_estimate(model: ModelConfig) -> int:
 def context_of(model: ModelConfig) -> int:
     """The context the model loads with (imported when asked: the embedded provider's
     module brings every tool-call parser with it)."""
-    from farmhand.providers.llamacpp import DEFAULT_N_CTX
+    from farmhand.providers.llama_load import DEFAULT_N_CTX
 
     return model.n_ctx or DEFAULT_N_CTX
 

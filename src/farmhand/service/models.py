@@ -74,7 +74,8 @@ def context_size(model: ModelConfig) -> int | None:
 def _embedded_defaults() -> tuple[int, float]:
     """The embedded backend's default context size and temperature (imported when asked:
     that module brings every tool-call parser with it)."""
-    from farmhand.providers.llamacpp import DEFAULT_N_CTX, DEFAULT_TEMPERATURE
+    from farmhand.providers.llama_load import DEFAULT_N_CTX
+    from farmhand.providers.llamacpp import DEFAULT_TEMPERATURE
 
     return DEFAULT_N_CTX, DEFAULT_TEMPERATURE
 
