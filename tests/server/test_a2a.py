@@ -34,6 +34,7 @@ from a2a.types.a2a_pb2 import (
 )
 from a2a.utils.errors import (
     InvalidParamsError,
+    InvalidRequestError,
     PushNotificationNotSupportedError,
     TaskNotFoundError,
 )
@@ -91,6 +92,7 @@ def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Agent]:
         pantry_server(), asking("gate", require_approval="always"), asking("ask")
     )
     config.server.question_timeout = 30
+    config.server.limits.max_agent_tasks = 2
     relay = Relay()
     app = create_app(
         config,
@@ -220,15 +222,21 @@ async def test_a_streamed_message(agent: Agent) -> None:
     assert answer_of(fetched) == "Hay is dried grass."
 
 
+async def start_slow(client: Client) -> Task:
+    """A task started with return_immediately, once its chat waits in a slow tool call."""
+    request = say("Take your time")
+    request.configuration.return_immediately = True
+    task = await send(client, request)
+    deadline = time.monotonic() + 30
+    while "calling ask:slow" not in said(task) and time.monotonic() < deadline:
+        task = await client.get_task(GetTaskRequest(id=task.id))
+    return task
+
+
 async def test_a_task_fetched_and_cancelled(agent: Agent) -> None:
     agent.script.add(Step.calls(ToolCall("ask:slow", {"seconds": 600})))
     async with agent.client() as client:
-        request = say("Take your time")
-        request.configuration.return_immediately = True
-        task = await send(client, request)
-        deadline = time.monotonic() + 30
-        while "calling ask:slow" not in said(task) and time.monotonic() < deadline:
-            task = await client.get_task(GetTaskRequest(id=task.id))
+        task = await start_slow(client)
         assert task.status.state == TaskState.TASK_STATE_WORKING
         cancelled = await client.cancel_task(CancelTaskRequest(id=task.id))
         assert cancelled.status.state == TaskState.TASK_STATE_CANCELED
@@ -239,6 +247,23 @@ async def test_a_task_fetched_and_cancelled(agent: Agent) -> None:
     agent.settle()  # the call in flight stopped with its chat: not 600 s of waiting
     record = httpx.get(f"{agent.server.url}/api/tasks/{task.id}", headers=agent.headers()).json()
     assert (record["task_status"], record["error"]) == ("failed", "cancelled by the client")
+
+
+async def test_a_client_may_leave_only_so_many_tasks_running(agent: Agent) -> None:
+    slow = Step.calls(ToolCall("ask:slow", {"seconds": 600}))
+    agent.script.add(slow, slow)
+    async with agent.client() as client:
+        running = [await start_slow(client), await start_slow(client)]
+        with pytest.raises(InvalidRequestError, match=r"server\.limits\.max_agent_tasks"):
+            await send(client, say("One more"))
+        agent.script.add(Step.text("Yours."))
+        async with agent.client(key="another-key") as other:  # another client's are its own
+            assert answer_of(await send(other, say("hello"))) == "Yours."
+        for task in running:
+            await client.cancel_task(CancelTaskRequest(id=task.id))
+        agent.settle()
+        agent.script.add(Step.text("Now there is room."))
+        assert answer_of(await send(client, say("One more"))) == "Now there is room."
 
 
 async def test_an_approval_is_input_required_and_the_next_message_answers_it(agent: Agent) -> None:

@@ -45,6 +45,7 @@ from farmhand.a2aserver.parts import (
     read_answer,
     user_text,
 )
+from farmhand.a2aserver.slots import TaskSlots
 from farmhand.a2aserver.task_store import owner_of
 from farmhand.a2aserver.transcript import ANSWER, earlier_turns
 from farmhand.errors import AnswerError, FarmhandError, RequestError
@@ -72,8 +73,7 @@ class FarmhandAgent(AgentExecutor):
     ) -> None:
         self.state = state
         self.owner = owner
-        self._parked: dict[str, InputRequested] = {}
-        """Task id -> the question its chat waits on (parked in the service's runner)."""
+        self.slots = TaskSlots(state.answers, state.config.server.limits)
         self._cancelled: set[str] = set()
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
@@ -87,15 +87,17 @@ class FarmhandAgent(AgentExecutor):
             events = await self._resume(updater, message)
         else:
             state, request = self._chat(context, message)
+            self.slots.take(task_id, self.owner(context.call_context))
             if current is None:
                 await event_queue.enqueue_event(
                     _new_task(task_id, context_id, message, state, request)
                 )
             events = self._start(state, request)
-        if events is None:
+        if events is None:  # answered without a chat to read on (or asked again)
+            self.slots.release(task_id)
             return
-        await updater.start_work()
         try:
+            await updater.start_work()
             await self._relay(updater, events)
         except FarmhandError as exc:
             await updater.failed(_said(updater, str(exc)))
@@ -106,11 +108,12 @@ class FarmhandAgent(AgentExecutor):
             )
         finally:
             self._cancelled.discard(task_id)
+            self.slots.release(task_id)
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
         task_id = str(context.task_id)
         self._cancelled.add(task_id)
-        question = self._parked.pop(task_id, None)
+        question = self.slots.drop(task_id)
         if question is not None:  # no request runs it: end the parked chat here
             self.state.chat_runner().drop(question.id)
             self._cancelled.discard(task_id)
@@ -151,7 +154,7 @@ class FarmhandAgent(AgentExecutor):
     ) -> AsyncIterator[ChatEvent] | None:
         """The parked chat, the message's answer handed to it; None when the task waits
         on (or ended with) something else."""
-        question = self._parked.pop(updater.task_id, None)
+        question = self.slots.unpark(updater.task_id)
         if question is None:  # timed out, or the server restarted since it was asked
             timeout = self.state.config.server.question_timeout
             await updater.failed(
@@ -173,7 +176,7 @@ class FarmhandAgent(AgentExecutor):
                     _said(updater, f"{exc}; send the request again as a new message")
                 )
                 return None
-            self._parked[updater.task_id] = question  # still open: ask again
+            self.slots.park(updater.task_id, question)  # still open: ask again
             text, data = question_parts(question)
             await updater.requires_input(_said(updater, f"{exc}. {text}", data))
             return None
@@ -196,7 +199,7 @@ class FarmhandAgent(AgentExecutor):
                     text, data = call_note(event)
                     await updater.start_work(_said(updater, text, data))
                 elif isinstance(event, InputRequested):
-                    self._parked[updater.task_id] = event
+                    self.slots.park(updater.task_id, event)
                     text, data = question_parts(event)
                     await updater.requires_input(_said(updater, text, data))
                     return

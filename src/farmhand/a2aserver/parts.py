@@ -100,13 +100,11 @@ def options(request_metadata: Mapping[str, Any], message: A2AMessage) -> Options
         where = (namespace, name)
     max_tokens = given.get("max_tokens")
     if max_tokens is not None and not (
-        isinstance(max_tokens, int | float) and float(max_tokens).is_integer() and max_tokens > 0
+        _number(max_tokens) and float(max_tokens).is_integer() and max_tokens > 0
     ):
         raise RequestError("metadata.max_tokens must be a whole number above 0")
     temperature = given.get("temperature")
-    if temperature is not None and not (
-        isinstance(temperature, int | float) and 0 <= temperature <= 2
-    ):
+    if temperature is not None and not (_number(temperature) and 0 <= temperature <= 2):
         raise RequestError("metadata.temperature must be a number from 0 to 2")
     settings = GenerationSettings(
         max_tokens=int(max_tokens) if max_tokens is not None else None,
@@ -132,6 +130,10 @@ def call_note(event: ToolCallStarted | ToolCallFinished) -> tuple[str, dict[str,
         }
     }
     return f"{result.name} {'failed' if result.is_error else 'answered'}", data
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def question_parts(event: InputRequested) -> tuple[str, dict[str, Any]]:
