@@ -14,6 +14,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx
 import pytest
 from a2a.client import A2ACardResolver, Client, ClientConfig, create_client
@@ -25,6 +26,7 @@ from a2a.types.a2a_pb2 import (
     Role,
     SendMessageRequest,
     StreamResponse,
+    SubscribeToTaskRequest,
     Task,
     TaskPushNotificationConfig,
     TaskState,
@@ -285,6 +287,30 @@ async def test_an_approval_is_input_required_and_the_next_message_answers_it(age
         done = await send(client, say("approve", task=task))
     assert done.status.state == TaskState.TASK_STATE_COMPLETED
     assert answer_of(done) == "The barn is wiped."
+
+
+async def test_a_subscriber_follows_a_task_from_its_question_to_its_end(agent: Agent) -> None:
+    agent.script.add(Step.calls(ToolCall("gate:wipe", {"target": "shed"})))
+    seen: list[StreamResponse] = []
+    async with agent.client(streaming=True) as watcher, agent.client() as client:
+        task = await send(client, say("Wipe the shed"))
+        assert task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+
+        async def watch() -> None:
+            async for event in watcher.subscribe(SubscribeToTaskRequest(id=task.id)):
+                seen.append(event)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(watch)
+            with anyio.fail_after(30):
+                while not seen:  # subscribed: the task as it stands came first
+                    await anyio.sleep(0.05)
+            agent.script.add(Step.text("The shed is wiped.", expect=sees_result("wiped shed")))
+            await send(client, say("approve", task=task))
+    assert seen[0].task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+    assert seen[-1].status_update.status.state == TaskState.TASK_STATE_COMPLETED
+    chunks = [e.artifact_update for e in seen if e.HasField("artifact_update")]
+    assert "".join(p.text for p in chunks[-1].artifact.parts) == "The shed is wiped."
 
 
 async def test_a_form_question_answered_with_a_data_part(agent: Agent) -> None:

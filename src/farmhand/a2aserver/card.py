@@ -21,7 +21,6 @@ from a2a.types.a2a_pb2 import (
     AgentCapabilities,
     AgentCard,
     AgentInterface,
-    AgentProvider,
     AgentSkill,
     APIKeySecurityScheme,
     HTTPAuthSecurityScheme,
@@ -64,7 +63,6 @@ def base_card(base_url: str, requires_keys: bool) -> AgentCard:
         name="farmhand",
         description=DESCRIPTION,
         version=farmhand_version(),
-        provider=AgentProvider(organization="farmhand", url=base_url),
         supported_interfaces=[
             AgentInterface(
                 url=base_url + RPC_PATH,
@@ -93,6 +91,21 @@ def base_card(base_url: str, requires_keys: bool) -> AgentCard:
         )
         for scheme in ("bearer", "apiKey"):  # either one
             card.security_requirements.append(SecurityRequirement(schemes={scheme: StringList()}))
+    return card
+
+
+def handler_card(requires_keys: bool) -> AgentCard:
+    """The card the SDK's request handler checks capabilities on (clients get the one
+    with every model and project): complete, with one general skill."""
+    card = base_card("http://127.0.0.1", requires_keys)
+    card.skills.append(
+        AgentSkill(
+            id="chat",
+            name="chat",
+            description="A chat with one of farmhand's models and its tools.",
+            tags=["chat"],
+        )
+    )
     return card
 
 

@@ -29,7 +29,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from farmhand.a2aserver.card import RPC_PATH, agent_card, base_card
+from farmhand.a2aserver.card import RPC_PATH, agent_card, handler_card
 from farmhand.a2aserver.executor import FarmhandAgent
 from farmhand.a2aserver.task_store import FarmhandTaskStore
 from farmhand.service.state import ServiceState
@@ -71,7 +71,7 @@ class A2AEndpoint:
         self.handler = DefaultRequestHandler(
             agent_executor=FarmhandAgent(state),
             task_store=FarmhandTaskStore(state),
-            agent_card=base_card("", requires_keys),
+            agent_card=handler_card(requires_keys),
             interrupted_task_timeout=state.config.server.question_timeout,
         )
         self.routes: list[BaseRoute] = [

@@ -23,7 +23,7 @@ from a2a.types.a2a_pb2 import (
 )
 from a2a.utils.errors import InvalidParamsError
 from a2a.utils.task import ListTasksCursor, decode_list_tasks_cursor, encode_list_tasks_cursor
-from google.protobuf.json_format import MessageToDict, MessageToJson, Parse
+from google.protobuf.json_format import MessageToDict
 
 from farmhand.service.agent_tasks import AgentTaskQuery, AgentTaskRow
 from farmhand.service.state import ServiceState
@@ -68,7 +68,7 @@ class FarmhandTaskStore(TaskStore):
             task.context_id,
             TaskState.Name(task.status.state),
             status_ns,
-            MessageToJson(task),
+            task.SerializeToString(),
         )
         self.state.agent_task_store().put(self.owner(context), row)
         self._record(task)
@@ -98,7 +98,7 @@ class FarmhandTaskStore(TaskStore):
         row = self.state.agent_task_store().get(self.owner(context), task_id)
         if row is None:
             return None
-        task: Task = Parse(row.document, Task())
+        task: Task = Task.FromString(row.document)
         if task.status.state not in TERMINAL and task.id not in self._working:
             record = self.state.task_store().get(task.id)
             if record is not None and record.status == "failed":  # a previous run's
@@ -133,7 +133,7 @@ class FarmhandTaskStore(TaskStore):
             last = page[-1]
             token = encode_list_tasks_cursor(ListTasksCursor(last.status_ns, last.id))
         return ListTasksResponse(
-            tasks=[Parse(r.document, Task()) for r in page],
+            tasks=[Task.FromString(r.document) for r in page],
             next_page_token=token,
             page_size=size,
             total_size=total,

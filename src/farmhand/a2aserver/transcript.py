@@ -6,7 +6,6 @@ user's) and its answer; failed or cancelled tasks add nothing (their answer is m
 from __future__ import annotations
 
 from a2a.types.a2a_pb2 import Role, Task, TaskState
-from google.protobuf.json_format import Parse
 
 from farmhand.a2aserver.parts import user_text
 from farmhand.errors import RequestError
@@ -28,7 +27,7 @@ def earlier_turns(
     for row in store.in_context(owner, context_id, MAX_TURNS):
         if row.id == task_id or row.state != done:
             continue
-        task = Parse(row.document, Task())
+        task = Task.FromString(row.document)
         asked = next((m for m in task.history if m.role == Role.ROLE_USER), None)
         answer = next((a for a in task.artifacts if a.artifact_id == ANSWER), None)
         if asked is None or answer is None:

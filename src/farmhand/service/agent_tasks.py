@@ -1,6 +1,7 @@
-"""The whole record of an agent task (A2A's Task: status, history, artifacts), as a JSON
-document per task, kept beside the task records (`tasks.DATABASE_NAME`) in a table of
-its own.
+"""The whole record of an agent task (A2A's Task: status, history, artifacts), as one
+opaque document per task (the A2A face stores the Task's protobuf bytes: a JSON text cost
+it a third of a request's CPU), kept beside the task records (`tasks.DATABASE_NAME`) in a
+table of its own.
 
 The A2A face (`farmhand.a2aserver`) writes a document on every change of its task and
 reads it back for `GetTask`, `ListTasks` and a message that continues a task. Each one
@@ -25,7 +26,7 @@ CREATE TABLE IF NOT EXISTS agent_tasks (
     context_id TEXT NOT NULL,
     state TEXT NOT NULL,
     status_ns INTEGER,
-    document TEXT NOT NULL
+    document BLOB NOT NULL
 )
 """
 _INDEX = (
@@ -40,7 +41,7 @@ class AgentTaskRow:
     context_id: str
     state: str
     status_ns: int | None
-    document: str
+    document: bytes
 
 
 @dataclass(frozen=True)
