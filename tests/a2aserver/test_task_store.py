@@ -65,6 +65,30 @@ async def test_a_task_is_its_owners_alone(store: FarmhandTaskStore) -> None:
     assert await store.get("t1", ctx("ada")) is None
 
 
+async def test_a_streamed_piece_waits_for_the_next_status_or_a_read(
+    store: FarmhandTaskStore,
+) -> None:
+    def on_disk() -> Task:
+        row = store.state.agent_task_store().get("ada", "t1")
+        assert row is not None
+        return Task.FromString(row.document)
+
+    streaming = task("t1")
+    await store.save(streaming, ctx("ada"))
+    streaming.artifacts.add(artifact_id="answer").parts.add().text = "hay"
+    await store.save(streaming, ctx("ada"))  # the same status: a piece of the answer
+    assert list(on_disk().artifacts) == []
+    found = await store.get("t1", ctx("ada"))  # a read writes it first
+    assert found is not None and found.artifacts[0].parts[0].text == "hay"
+    streaming.artifacts[0].parts.add().text = " is dry"
+    await store.save(streaming, ctx("ada"))
+    listed = await store.list(ListTasksRequest(), ctx("ada"))
+    assert [p.text for p in listed.tasks[0].artifacts[0].parts] == ["hay", " is dry"]
+    done = task("t1", TaskState.TASK_STATE_COMPLETED, at=2_000)
+    await store.save(done, ctx("ada"))  # a new status: written at once
+    assert on_disk().status.state == TaskState.TASK_STATE_COMPLETED
+
+
 async def test_listing_pages_newest_first_with_filters(store: FarmhandTaskStore) -> None:
     for n in range(5):
         done = TaskState.TASK_STATE_COMPLETED if n % 2 else TaskState.TASK_STATE_WORKING

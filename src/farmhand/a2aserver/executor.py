@@ -37,6 +37,7 @@ from a2a.utils.errors import InvalidParamsError
 from google.protobuf import struct_pb2
 from google.protobuf.json_format import ParseDict
 
+from farmhand.a2aserver.answer import AnswerStream
 from farmhand.a2aserver.parts import (
     GivenAnswer,
     call_note,
@@ -47,7 +48,7 @@ from farmhand.a2aserver.parts import (
 )
 from farmhand.a2aserver.slots import TaskSlots
 from farmhand.a2aserver.task_store import owner_of
-from farmhand.a2aserver.transcript import ANSWER, earlier_turns
+from farmhand.a2aserver.transcript import earlier_turns
 from farmhand.errors import AnswerError, FarmhandError, RequestError
 from farmhand.messages import Message
 from farmhand.runtime.events import (
@@ -183,31 +184,32 @@ class FarmhandAgent(AgentExecutor):
         return runner.read(running)
 
     async def _relay(self, updater: TaskUpdater, events: AsyncIterator[ChatEvent]) -> None:
-        written = False  # whether this turn wrote text into the answer yet
+        answer = AnswerStream(updater)
         async with aclosing(events) as stream:  # type: ignore[type-var]
             async for event in stream:
                 if updater.task_id in self._cancelled:
                     return
                 if isinstance(event, TextChunk):
-                    await updater.add_artifact(
-                        [Part(text=event.text)], ANSWER, ANSWER, append=written
-                    )
-                    written = True
+                    await answer.add(event.text)
                 elif isinstance(event, TurnStarted):
-                    written = False
+                    await answer.new_turn()
                 elif isinstance(event, ToolCallStarted | ToolCallFinished):
+                    await answer.flush()
                     text, data = call_note(event)
                     await updater.start_work(_said(updater, text, data))
                 elif isinstance(event, InputRequested):
+                    await answer.flush()
                     self.slots.park(updater.task_id, event)
                     text, data = question_parts(event)
                     await updater.requires_input(_said(updater, text, data))
                     return
                 elif isinstance(event, LoopFinished):
-                    await self._finish(updater, event)
+                    await self._finish(updater, answer, event)
                     return
 
-    async def _finish(self, updater: TaskUpdater, finished: LoopFinished) -> None:
+    async def _finish(
+        self, updater: TaskUpdater, answer: AnswerStream, finished: LoopFinished
+    ) -> None:
         parts = [Part(text=finished.answer)]
         if finished.pending_calls:  # the model's inline tools: the client runs them
             calls = [
@@ -215,7 +217,7 @@ class FarmhandAgent(AgentExecutor):
                 for c in finished.pending_calls
             ]
             parts.append(_data_part({"tool_calls": calls}))
-        await updater.add_artifact(parts, ANSWER, ANSWER, append=False, last_chunk=True)
+        await answer.finish(parts)
         usage = finished.usage
         await updater.update_status(
             TaskState.TASK_STATE_COMPLETED,

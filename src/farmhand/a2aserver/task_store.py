@@ -52,12 +52,20 @@ def owner_of(context: ServerCallContext) -> str:
 
 
 class FarmhandTaskStore(TaskStore):
+    """A change of a task's status is written at once; a change that leaves the status as
+    it was (a streamed piece of the answer) waits in memory for the next status change, or
+    for a read (`get`, `list`, `delete` write what waits first). A running task changes
+    with every token, and a write a token was most of what an answer cost: a task that
+    was running when the server stopped reads as failed anyway."""
+
     def __init__(
         self, state: ServiceState, owner: Callable[[ServerCallContext], str] = owner_of
     ) -> None:
         self.state = state
         self.owner = owner
         self._working: set[str] = set()  # ids whose record is known to say working
+        self._written: dict[str, tuple[int, int | None]] = {}  # id -> its status as written
+        self._waiting: dict[str, tuple[str, AgentTaskRow]] = {}  # id -> (owner, row) unwritten
 
     async def save(self, task: Task, context: ServerCallContext) -> None:
         status_ns = (
@@ -70,8 +78,25 @@ class FarmhandTaskStore(TaskStore):
             status_ns,
             task.SerializeToString(),
         )
+        status = (task.status.state, status_ns)
+        if self._written.get(task.id) == status and task.status.state not in TERMINAL:
+            self._waiting[task.id] = (self.owner(context), row)
+            return
+        self._waiting.pop(task.id, None)
         self.state.agent_task_store().put(self.owner(context), row)
+        if task.status.state in TERMINAL:
+            self._written.pop(task.id, None)
+        else:
+            self._written[task.id] = status
         self._record(task)
+
+    def _write_waiting(self, task_id: str | None = None) -> None:
+        """Write what waits: one task's, or every task's (None)."""
+        ids = list(self._waiting) if task_id is None else [task_id]
+        for waiting in ids:
+            held = self._waiting.pop(waiting, None)
+            if held is not None:
+                self.state.agent_task_store().put(*held)
 
     def _record(self, task: Task) -> None:
         """Keep farmhand's task record in step with the task's state."""
@@ -95,6 +120,7 @@ class FarmhandTaskStore(TaskStore):
             records.finish(task.id, said or ENDED_WHY[task.status.state])
 
     async def get(self, task_id: str, context: ServerCallContext) -> Task | None:
+        self._write_waiting(task_id)
         row = self.state.agent_task_store().get(self.owner(context), task_id)
         if row is None:
             return None
@@ -108,6 +134,7 @@ class FarmhandTaskStore(TaskStore):
         return task
 
     async def list(self, params: ListTasksRequest, context: ServerCallContext) -> ListTasksResponse:
+        self._write_waiting()
         after = None
         if params.page_token:
             cursor = decode_list_tasks_cursor(params.page_token)
@@ -140,5 +167,7 @@ class FarmhandTaskStore(TaskStore):
         )
 
     async def delete(self, task_id: str, context: ServerCallContext) -> None:
+        self._waiting.pop(task_id, None)
+        self._written.pop(task_id, None)
         self.state.agent_task_store().delete(self.owner(context), task_id)
         self._working.discard(task_id)

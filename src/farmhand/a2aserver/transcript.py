@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from a2a.types.a2a_pb2 import Role, Task, TaskState
 
+from farmhand.a2aserver.answer import ANSWER
 from farmhand.a2aserver.parts import user_text
 from farmhand.errors import RequestError
 from farmhand.messages import Message
@@ -14,8 +15,6 @@ from farmhand.service.agent_tasks import AgentTaskStore
 
 MAX_TURNS = 100
 """Tasks of one context read back at most (the latest): the model's context is smaller."""
-ANSWER = "answer"
-"""The id (and name) of the artifact that holds a task's answer."""
 
 
 def earlier_turns(
