@@ -8,7 +8,6 @@ from typing import Any
 import pytest
 from a2a.types.a2a_pb2 import Part
 
-from farmhand.a2aserver import answer as answer_module
 from farmhand.a2aserver.answer import INTERVAL, AnswerStream
 
 pytestmark = pytest.mark.anyio
@@ -36,15 +35,13 @@ class Clock:
 
 
 @pytest.fixture
-def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
-    clock = Clock()
-    monkeypatch.setattr(answer_module.time, "monotonic", clock)
-    return clock
+def clock() -> Clock:
+    return Clock()
 
 
 async def test_pieces_close_together_go_out_together(clock: Clock) -> None:
     recorder = Recorder()
-    stream = AnswerStream(recorder)  # type: ignore[arg-type]
+    stream = AnswerStream(recorder, clock=clock)  # type: ignore[arg-type]
     await stream.add("The ")  # the first goes at once
     for piece in ("barn ", "is ", "red"):
         clock.now += INTERVAL / 10
@@ -57,7 +54,7 @@ async def test_pieces_close_together_go_out_together(clock: Clock) -> None:
 
 async def test_a_slow_writer_streams_piece_by_piece(clock: Clock) -> None:
     recorder = Recorder()
-    stream = AnswerStream(recorder)  # type: ignore[arg-type]
+    stream = AnswerStream(recorder, clock=clock)  # type: ignore[arg-type]
     for piece in ("Hay ", "is ", "dry."):
         clock.now += INTERVAL * 2
         await stream.add(piece)
@@ -67,7 +64,7 @@ async def test_a_slow_writer_streams_piece_by_piece(clock: Clock) -> None:
 
 async def test_a_new_turn_replaces_and_the_end_is_the_whole_answer(clock: Clock) -> None:
     recorder = Recorder()
-    stream = AnswerStream(recorder)  # type: ignore[arg-type]
+    stream = AnswerStream(recorder, clock=clock)  # type: ignore[arg-type]
     await stream.add("Let me look.")
     clock.now += INTERVAL / 10
     await stream.add(" One moment.")
@@ -81,3 +78,14 @@ async def test_a_new_turn_replaces_and_the_end_is_the_whole_answer(clock: Clock)
         ("It is red.", False, False),
         ("It is red.", False, True),
     ]
+
+
+async def test_no_pieces_when_nobody_watches(clock: Clock) -> None:
+    recorder = Recorder()
+    stream = AnswerStream(recorder, live=False, clock=clock)  # type: ignore[arg-type]
+    for piece in ("Hay ", "is ", "dry."):
+        clock.now += INTERVAL * 2
+        await stream.add(piece)
+    await stream.new_turn()
+    await stream.finish([Part(text="Hay is dry.")])
+    assert recorder.sent == [("Hay is dry.", False, True)]

@@ -71,7 +71,8 @@ async def test_a_streamed_piece_waits_for_the_next_status_or_a_read(
     def on_disk() -> Task:
         row = store.state.agent_task_store().get("ada", "t1")
         assert row is not None
-        return Task.FromString(row.document)
+        stored: Task = Task.FromString(row.document)
+        return stored
 
     streaming = task("t1")
     await store.save(streaming, ctx("ada"))

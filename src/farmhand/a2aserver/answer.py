@@ -6,11 +6,15 @@ faster than `INTERVAL` apart go out together: a backend that writes a hundred to
 blink makes a few updates, not a hundred, while a model writing at a person's reading
 pace (the embedded one: tens of milliseconds a token) still streams token by token. A
 turn's first piece replaces the text of the turn before it: the answer is the last turn's.
+
+A message sent with `SendMessage` (and not `returnImmediately`) waits for the whole task:
+nobody reads the pieces, so none are sent (`live` False), only the whole answer.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 from a2a.server.tasks import TaskUpdater
 from a2a.types.a2a_pb2 import Part
@@ -22,15 +26,25 @@ INTERVAL = 0.05
 
 
 class AnswerStream:
-    def __init__(self, updater: TaskUpdater) -> None:
+    def __init__(
+        self,
+        updater: TaskUpdater,
+        *,
+        live: bool = True,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.updater = updater
+        self.live = live
+        self.clock = clock
         self._held: list[str] = []
         self._sent_at = 0.0
         self._started = False  # this turn has sent text already
 
     async def add(self, text: str) -> None:
+        if not self.live:
+            return
         self._held.append(text)
-        if time.monotonic() - self._sent_at >= INTERVAL:
+        if self.clock() - self._sent_at >= INTERVAL:
             await self.flush()
 
     async def flush(self) -> None:
@@ -40,7 +54,7 @@ class AnswerStream:
         text, self._held = "".join(self._held), []
         await self.updater.add_artifact([Part(text=text)], ANSWER, ANSWER, append=self._started)
         self._started = True
-        self._sent_at = time.monotonic()
+        self._sent_at = self.clock()
 
     async def new_turn(self) -> None:
         await self.flush()

@@ -99,7 +99,7 @@ class FarmhandAgent(AgentExecutor):
             return
         try:
             await updater.start_work()
-            await self._relay(updater, events)
+            await self._relay(updater, events, live=_watched(context))
         except FarmhandError as exc:
             await updater.failed(_said(updater, str(exc)))
         except Exception as exc:  # farmhand's own fault: the log has it, the client a note
@@ -183,8 +183,10 @@ class FarmhandAgent(AgentExecutor):
             return None
         return runner.read(running)
 
-    async def _relay(self, updater: TaskUpdater, events: AsyncIterator[ChatEvent]) -> None:
-        answer = AnswerStream(updater)
+    async def _relay(
+        self, updater: TaskUpdater, events: AsyncIterator[ChatEvent], *, live: bool
+    ) -> None:
+        answer = AnswerStream(updater, live=live)
         async with aclosing(events) as stream:  # type: ignore[type-var]
             async for event in stream:
                 if updater.task_id in self._cancelled:
@@ -230,6 +232,14 @@ class FarmhandAgent(AgentExecutor):
                 },
             },
         )
+
+
+def _watched(context: RequestContext) -> bool:
+    """Whether someone may read the answer as it grows: a stream, or a client that took
+    the task at once to poll it (a plain SendMessage waits for the whole)."""
+    if context.call_context.state.get("method") != "SendMessage":
+        return True
+    return bool(context.configuration and context.configuration.return_immediately)
 
 
 def _new_task(
