@@ -1,7 +1,7 @@
 """The whole record of an agent task (A2A's Task: status, history, artifacts), as one
 opaque document per task (the A2A face stores the Task's protobuf bytes: a JSON text cost
-it a fifth of a request's CPU in a profile), kept beside the task records (`tasks.DATABASE_NAME`) in a
-table of its own.
+it a fifth of a request's CPU in a profile), kept beside the task records
+(`tasks.DATABASE_NAME`) in a table of its own.
 
 The A2A face (`farmhand.a2aserver`) writes a document on every change of its task and
 reads it back for `GetTask`, `ListTasks` and a message that continues a task. Each one
