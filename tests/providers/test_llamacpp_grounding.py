@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from tests.providers.test_llamacpp_auto import EOS, ScriptedLlama
+from tests.support.scripted_llama import EOS, ScriptedLlama
 from tests.support.gguf_files import TEMPLATE
 
 from farmhand.messages import (

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from tests.providers.test_llamacpp_auto import ScriptedLlama
+from tests.support.scripted_llama import ScriptedLlama
 from tests.support.gguf_files import TEMPLATE
 
 from farmhand.errors import RequestError
