@@ -5,8 +5,8 @@ waits in the model's queue, then asks for one token at a time, so a request that
 dropped at the next token and no two requests ever share the context. Rendering and
 tokenizing the prompt (seconds for a prompt of megabytes) run in a worker thread, and the
 prompt's length is checked against the context before the turn queues. The model's own chat
-template renders the prompt and a tool-call parser picked for that template reads the
-calls back out of the text.
+template (or its `chat_template` override) renders the prompt (`turn_template.py`) and a
+tool-call parser picked for that template reads the calls back out of the text.
 
 Tokens come from farmhand's own sampling loop (`llama_sampling.py`), not `Llama.generate`,
 so that a grammar can be lazy. Constrained decoding (`providers/grammar.py`): a turn with
