@@ -53,6 +53,7 @@ def _backend(
     progress: ByteProgress | None,
 ) -> Provider:
     if model.provider == "llamacpp":  # "embedded" is read as llamacpp by the config
+        from farmhand.config.chat_template import chat_template_text
         from farmhand.models.assemble import ensure_model
         from farmhand.models.catalog import DEFAULT_MODEL
         from farmhand.providers.llama_load import DEFAULT_N_CTX, free_failed_load, load_llama
@@ -65,6 +66,7 @@ def _backend(
         )
 
         source = str(model_path or model.model_path or model.model or DEFAULT_MODEL)
+        template = chat_template_text(model.chat_template)  # before the weights load
         path = ensure_model(source, progress=progress)
         n_ctx = model.n_ctx or DEFAULT_N_CTX
         llama = load(path, n_ctx) if load is not None else load_llama(path, n_ctx=n_ctx)
@@ -72,6 +74,7 @@ def _backend(
             return LlamaCppProvider(
                 llama,
                 model_name=model.model or path.stem,
+                chat_template=template,
                 default_temperature=DEFAULT_TEMPERATURE
                 if model.temperature is None
                 else model.temperature,
