@@ -24,26 +24,18 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
-import signal
-import socket
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx
 from openai import AsyncOpenAI
 
-from farmhand.llamaserver.process import child_environment, find_llama_server
 from farmhand.models.assemble import ensure_model
 from farmhand.models.catalog import DEFAULT_MODEL
+from served import farmhand_serving, llama_server_serving
 
 
 def _tool(name: str, description: str, **properties: str) -> dict[str, Any]:
@@ -156,44 +148,6 @@ async def _level(url: str, model: str, level: int, chats: int, max_tokens: int) 
     return Row("", level, wall, outcomes)
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def _wait_ready(url: str, process: subprocess.Popen[bytes], seconds: float = 300) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise SystemExit(f"the server exited with {process.returncode} while starting")
-        try:
-            if httpx.get(url, timeout=2).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.5)
-    raise SystemExit(f"{url} was not ready after {seconds:.0f} s")
-
-
-@contextmanager
-def _running(command: list[str], health: str, env: dict[str, str], cwd: Path) -> Iterator[None]:
-    log = open(cwd / "server.log", "ab")  # noqa: SIM115 - closed below
-    process = subprocess.Popen(command, env=env, cwd=cwd, stdout=log, stderr=log)
-    try:
-        _wait_ready(health, process)
-        yield
-    finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        log.close()
-
-
 def _measured(server: str, port: int, level: int, args: argparse.Namespace) -> Row:
     url = f"http://127.0.0.1:{port}/v1"
     row = asyncio.run(_level(url, "bench", level, args.chats, args.max_tokens))
@@ -203,35 +157,14 @@ def _measured(server: str, port: int, level: int, args: argparse.Namespace) -> R
 
 
 def farmhand_rows(gguf: Path, args: argparse.Namespace, work: Path) -> list[Row]:
-    port = _free_port()
-    (work / "farmhand.yaml").write_text(
-        f"server:\n  engine:\n    max_queue: 64\nruntime:\n  models:\n"
-        f"    - name: bench\n      model_path: {gguf}\n      n_ctx: {args.n_ctx}\n"
-        + (f"      n_parallel: {args.n_parallel}\n" if args.n_parallel else "")
-    )
-    env = {**os.environ, "FARMHAND_API_KEYS": ""}
-    command = [sys.executable, "-m", "farmhand", "serve", "--port", str(port)]
-    with _running(command, f"http://127.0.0.1:{port}/health", env, work):
+    with farmhand_serving(gguf, work, n_ctx=args.n_ctx, n_parallel=args.n_parallel) as port:
         return [_measured("farmhand", port, level, args) for level in args.levels]
 
 
 def llama_server_rows(gguf: Path, args: argparse.Namespace, work: Path) -> list[Row]:
-    binary = find_llama_server()
-    env = {**os.environ, **child_environment(binary)}
     rows = []
-    for level in args.levels:
-        port = _free_port()
-        command = [
-            str(binary),
-            "-m", str(gguf),
-            "--jinja",
-            "-np", str(level),
-            "-c", str(args.n_ctx * level),
-            "-t", str(os.cpu_count() or 1),
-            "--host", "127.0.0.1",
-            "--port", str(port),
-        ]  # fmt: skip
-        with _running(command, f"http://127.0.0.1:{port}/health", env, work):
+    for level in args.levels:  # a fresh server per level: -np is fixed at start
+        with llama_server_serving(gguf, work, n_ctx=args.n_ctx, n_parallel=level) as port:
             rows.append(_measured("llama-server", port, level, args))
     return rows
 
