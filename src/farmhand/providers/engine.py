@@ -67,6 +67,7 @@ class EngineStatus:
     active: int
     queued: int
     max_queue: int
+    prompt_tokens_processed: int = 0  # evaluated by llama.cpp so far (shared heads are not)
 
 
 class Turn:

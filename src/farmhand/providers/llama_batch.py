@@ -211,6 +211,12 @@ class BatchedContext:
         self.unsaved[path] = list(head)
         return "saved"
 
+    def forget(self) -> None:
+        """Empty every free slot (a benchmark's fresh start: no prompt head kept)."""
+        for slot in self.slots:
+            if not slot.busy:
+                self._remove(slot, 0)
+
     def step(self, sequences: Sequence[Generation]) -> list[tuple[Generation, int]]:
         """One llama_decode over every sequence given; the tokens sampled for those whose
         prompt is read (the others read a chunk of it and come again)."""

@@ -278,7 +278,8 @@ class LlamaCppProvider:
         return budget
 
     def engine_status(self) -> EngineStatus:
-        return self.engine.status()
+        status = self.engine.status()
+        return dataclasses.replace(status, prompt_tokens_processed=self.processed_prompt_tokens)
 
     async def count_tokens(
         self, messages: Sequence[Message], tools: Sequence[ToolDefinition]
