@@ -295,7 +295,9 @@ class ModelConfig(Strict):
     """Context window in tokens (llamacpp); the model's own default when omitted."""
     n_parallel: int | None = Field(default=None, ge=1, le=64)
     """Requests the embedded model answers at once, stepped together by one decode
-    (continuous batching; each gets n_ctx of context). 1: one at a time."""
+    (continuous batching; each gets n_ctx of context). 1: one at a time. When omitted: 4
+    under `farmhand serve` (a server shares the model between clients), 1 in `chat`, `run`
+    and `eval` (one user at a time)."""
     temperature: float | None = Field(default=None, ge=0)
     """Sampling temperature; the backend's default when omitted."""
     max_tokens: int | None = Field(default=None, ge=1)

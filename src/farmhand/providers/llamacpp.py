@@ -85,7 +85,8 @@ from farmhand.tools.definition import ToolDefinition
 
 log = logging.getLogger(__name__)
 
-# Requests answered at once (continuous batching, `llama_batch.py`); see bench/README.md.
+# Requests answered at once (continuous batching, `llama_batch.py`) outside a server, where
+# one user asks one thing at a time; `engine.SERVED_N_PARALLEL` under `farmhand serve`.
 DEFAULT_N_PARALLEL = 1
 DEFAULT_TEMPERATURE = 0.2
 # A turn that may call tools is cut here unless the caller asks for more: a tool call takes
@@ -269,7 +270,8 @@ class LlamaCppProvider:
         return budget
 
     def engine_status(self) -> EngineStatus:
-        return self.engine.status()
+        status = self.engine.status()
+        return dataclasses.replace(status, prompt_tokens_processed=self.processed_prompt_tokens)
 
     async def count_tokens(
         self, messages: Sequence[Message], tools: Sequence[ToolDefinition]
@@ -512,9 +514,12 @@ class LlamaCppProvider:
     async def _prepare_head(self, turn: Turn, head: list[int]) -> None:
         """Have the context hold the prompt's head, restored from disk when saved before."""
         self.last_prefix = None
-        if self.prefix_cache is None or not head or self.batch is not None:
-            return  # a batched context keeps heads in its slots (llama_batch.py)
-        self.last_prefix = await turn.call(self.prefix_cache.prepare, head)
+        if self.prefix_cache is None or not head:
+            return
+        if self.batch is not None:  # heads live in its slots, seeded from disk (llama_batch)
+            self.last_prefix = await turn.call(self.batch.seed, head, self.prefix_cache)
+        else:
+            self.last_prefix = await turn.call(self.prefix_cache.prepare, head)
         self.prefix_outcomes.append(self.last_prefix)
 
     async def _generate(

@@ -13,6 +13,7 @@ from pathlib import Path
 from farmhand.config.models import FarmhandConfig, ModelConfig
 from farmhand.errors import ConfigError, UnknownModelError
 from farmhand.providers.base import Provider
+from farmhand.providers.engine import SERVED_N_PARALLEL
 from farmhand.providers.factory import provider_for
 from farmhand.runtime.questions import PendingAnswers
 from farmhand.service.loaded_models import LoadedModels
@@ -29,7 +30,7 @@ ProviderFactory = Callable[[ModelConfig], Provider]
 
 
 def default_provider_factory(model: ModelConfig) -> Provider:
-    return provider_for(model)
+    return provider_for(model, n_parallel=SERVED_N_PARALLEL)
 
 
 @dataclass
