@@ -1,6 +1,6 @@
 """The playground's side panel in headless chromium: the servers and their state, tool
-search, a tool called by hand with a form built from its schema, and a server switched off
-for one chat."""
+search, a tool called by hand with a form built from its schema (and the form its server
+asks for mid-call), and a server switched off for one chat."""
 
 from __future__ import annotations
 
@@ -65,3 +65,20 @@ def test_a_server_switched_off_offers_no_tools_in_that_chat(
     page.fill("#prompt", "What can you do?")
     page.press("#prompt", "Enter")
     expect(page.locator(".message.assistant .text")).to_have_text("No gate today.")
+
+
+def test_a_tool_called_by_hand_shows_its_servers_question_and_completes(
+    page: Page, playground: Playground
+) -> None:
+    tool = page.locator('[data-tool="ask:order_pizza"]')
+    tool.locator("summary").first.click()
+    tool.get_by_role("button", name="Call").click()
+    question = tool.locator(".hand-result .card.question")
+    expect(question).to_contain_text("Which pizza shall I order?")
+    question.get_by_label("Name").fill("Ada")
+    question.get_by_label("Size").select_option(label="small")
+    page.screenshot(path=playground.shots / "hand-call-question.png", full_page=True)
+    question.get_by_role("button", name="Send").click()
+    expect(tool.locator(".hand-result .result")).to_have_text(
+        "ordered a small pizza with 2 toppings for Ada"
+    )

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from farmhand.config.models import FarmhandConfig, ModelConfig
 from farmhand.errors import ConfigError, UnknownModelError
@@ -24,6 +25,9 @@ from farmhand.service.tasks import TaskStore
 from farmhand.toolsets.mcp.definitions import load_definitions
 from farmhand.toolsets.mcp.policy import KnownServers, RequestPolicy, known_servers
 from farmhand.toolsets.mcp.pool import MCPPool
+
+if TYPE_CHECKING:  # a hand call runs in the state's runner
+    from farmhand.service.hand_call import HandCall
 
 ProviderFactory = Callable[[ModelConfig], Provider]
 
@@ -53,6 +57,9 @@ class ServiceState:
     chats: ChatRunner | None = None
     """The chats that may outlive their request (paused on a question); opened with the
     app's lifespan (`open_chats`)."""
+    hand_questions: dict[str, HandCall] = field(default_factory=dict)
+    """Calls by hand (the playground's tool form) waiting on their server's question, by
+    the question's id (`service.hand_call`)."""
     models: LoadedModels = field(default_factory=lambda: LoadedModels(budget_bytes(None)))
     """The loaded models, under the memory budget; projects share the server's."""
 
