@@ -25,6 +25,7 @@ ASSETS = (
     "forms.js",
     "main.js",
     "panel.js",
+    "reports.js",
     "style.css",
 )
 PAGE = "index.html"

@@ -5,6 +5,7 @@ Built by `create_app` (no module-level state) and kept on `app.state.farmhand`.
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -16,6 +17,7 @@ from farmhand.errors import ConfigError, UnknownModelError
 from farmhand.providers.base import Provider
 from farmhand.providers.factory import provider_for
 from farmhand.runtime.questions import PendingAnswers
+from farmhand.service.eval_reports import EvalReports
 from farmhand.service.loaded_models import LoadedModels
 from farmhand.service.model_files import LoadedModel, ModelFiles
 from farmhand.service.model_memory import budget_bytes
@@ -60,6 +62,8 @@ class ServiceState:
     hand_questions: dict[str, HandCall] = field(default_factory=dict)
     """Calls by hand (the playground's tool form) waiting on their server's question, by
     the question's id (`service.hand_call`)."""
+    link_key: bytes = field(default_factory=lambda: secrets.token_bytes(32))
+    """Signs the links to eval reports (`service.eval_reports`); new for every run."""
     models: LoadedModels = field(default_factory=lambda: LoadedModels(budget_bytes(None)))
     """The loaded models, under the memory budget; projects share the server's."""
 
@@ -118,6 +122,10 @@ class ServiceState:
             self.tasks = TaskStore.in_home(self.home)
             self.tasks.fail_unfinished()  # left working by a previous run of the server
         return self.tasks
+
+    def eval_reports(self) -> EvalReports:
+        """The eval reports kept under `home` (`farmhand eval --html`)."""
+        return EvalReports(self.home, self.link_key)
 
     def response_store(self) -> ResponseStore:
         if self.responses is None:
