@@ -112,6 +112,54 @@ def test_arguments_show_as_they_are_written_and_each_round_has_a_divider(
     page.screenshot(path=playground.shots / "rounds.png")
 
 
+def test_reasoning_and_long_results_fold_and_a_failed_call_shows_its_error(
+    page: Page, playground: Playground
+) -> None:
+    ledger = playground.folder / "ledger.txt"
+    ledger.write_text("\n".join(f"day {n}: {n} eggs" for n in range(1, 120)))
+    thought = "The ledger may be long; read it."
+    outside = ToolCall("fs:read_text_file", {"path": "/etc/hostname"})
+    try:
+        playground.model.script.add(
+            Step.calls(ToolCall("fs:read_text_file", {"path": str(ledger)}), reasoning=thought),
+            Step.calls(outside, expect=sees_result("day 119: 119 eggs")),
+            Step.text("119 days of eggs.", expect=sees_result("/etc/hostname")),
+        )
+        ask(page, "How many days are in the ledger?")
+        expect(page.locator(".message.assistant .text")).to_have_text("119 days of eggs.")
+    finally:
+        ledger.unlink()
+    reasoning = page.locator("details.reasoning")
+    expect(reasoning).not_to_have_attribute("open", "")  # folded until clicked
+    expect(reasoning.locator(".reasoning-text")).to_be_hidden()
+    reasoning.locator("summary").click()
+    expect(reasoning.locator(".reasoning-text")).to_have_text(thought)
+
+    long, failed = page.locator(".card.tool").all()
+    folded = long.locator("details.folded")
+    expect(folded.locator("summary")).to_contain_text("show all")
+    expect(folded.locator(":scope > pre.result")).to_be_hidden()
+    folded.locator("summary").click()
+    expect(folded.locator(":scope > pre.result")).to_contain_text("day 119: 119 eggs")
+    expect(failed.locator(".badge")).to_have_text("failed")
+    expect(failed.locator(".label")).to_have_text(["Arguments", "Error"])
+    expect(failed.locator("pre.result.error")).to_contain_text("/etc/hostname")
+
+
+def test_the_system_prompt_and_sampling_reach_the_model(page: Page, playground: Playground) -> None:
+    playground.model.script.add(Step.text("Ready, boss."))
+    page.click("#settings summary")
+    page.fill("#instructions", "You are a terse farmhand.")
+    page.fill("#temperature", "0.3")
+    page.fill("#max-tokens", "64")
+    ask(page, "Ready?")
+    expect(page.locator(".message.assistant .text")).to_have_text("Ready, boss.")
+    sent = playground.model.script.requests[-1]
+    assert sent.messages[0].role == "system"
+    assert "You are a terse farmhand." in sent.messages[0].content
+    assert (sent.settings.temperature, sent.settings.max_tokens) == (0.3, 64)
+
+
 def test_stop_cancels_the_turn_on_the_server(page: Page, playground: Playground) -> None:
     playground.model.hold = True
     playground.model.waiting.clear()

@@ -36,6 +36,10 @@ def test_tool_search_finds_the_tools_that_match(page: Page) -> None:
 def test_a_tool_called_by_hand_from_its_schema_form(page: Page, playground: Playground) -> None:
     tool = page.locator('[data-tool="fs:read_text_file"]')
     tool.locator("summary").first.click()
+    expect(tool.locator(".label").first).to_have_text("Annotations")
+    expect(tool.locator("pre.schema").first).to_contain_text("readOnlyHint")
+    tool.get_by_text("Schema").click()
+    expect(tool.locator("pre.schema").last).to_contain_text('"path"')
     tool.get_by_label("path").fill(str(playground.folder / "pond.txt"))
     tool.get_by_role("button", name="Call").click()
     expect(tool.locator(".hand-result .result")).to_have_text("ducks")

@@ -40,6 +40,9 @@ class ToolCard {
     this.started = performance.now();
     this.badge = el("span", { class: "badge" }, item.status || "in_progress");
     this.written = item.arguments || "";
+    // Opened empty: the model is still writing the call, and its arguments stream in.
+    // (One that came whole, e.g. after a question was answered, gets them once more.)
+    this.streaming = this.written === "";
     this.args = el("pre", { class: "arguments" }, pretty(this.written));
     this.result = el("div", { class: "result-slot" });
     this.duration = el("span", { class: "muted duration" });
@@ -57,13 +60,17 @@ class ToolCard {
 
   // A piece of the arguments as the model writes them: shown as written until they are whole.
   writing(delta) {
+    if (!this.streaming) return;
     this.written += delta;
     this.args.textContent = this.written;
   }
 
+  // The whole arguments, as the call is run with them: the call's time starts here.
   arguments(text) {
     this.written = text;
+    this.streaming = false;
     this.args.textContent = pretty(text);
+    this.started = performance.now();
   }
 
   finish(item, timed = true) {
@@ -117,6 +124,7 @@ export class Transcript {
     const shown = this.cards.get(item.id);
     if (shown) {
       shown.started = performance.now(); // it ran once the question was answered
+      shown.streaming = false;
       if (item.status && item.status !== "in_progress") shown.finish(item, false);
       return shown;
     }
