@@ -67,7 +67,13 @@ def test_a_forged_or_old_link_is_refused(served: tuple[LiveServer, ServiceState,
     server, state, kept = served
     [report] = httpx.get(server.url + "/api/eval/reports", headers=KEY).json()["reports"]
     forged = re.sub(r"signature=\w", "signature=0", report["url"])
-    for url in [forged, f"/eval/reports/{kept.name}", report["url"].replace("expires=", "x=")]:
+    odd = [f"/eval/reports/{kept.name}?expires={e}&signature=0" for e in ["9" * 5000, "²"]]
+    for url in [
+        forged,
+        f"/eval/reports/{kept.name}",
+        report["url"].replace("expires=", "x="),
+        *odd,
+    ]:
         reply = httpx.get(server.url + url)
         assert reply.status_code == 401 and "not one the server signed" in reply.text, url
     [old] = state.eval_reports().listing(now=time.time() - 7200)

@@ -28,6 +28,7 @@ from farmhand.paths import eval_reports_dir
 
 REPORT_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,199}\.html")
 LINK_SECONDS = 3600
+EXPIRES = re.compile(r"[0-9]{1,12}")  # seconds since 1970, ASCII digits only
 MAX_REPORT_BYTES = 64 * 1024 * 1024
 STYLE = re.compile(rb"<style>(.*?)</style>", re.DOTALL)
 TITLE = re.compile(rb"<title>(.*?)</title>", re.DOTALL)
@@ -76,7 +77,7 @@ class EvalReports:
         """The report `name` if its link is genuine and unexpired: RequestError (400) for a
         name no report can have, AuthError (401) for a bad or old link, 404 for none."""
         path = self._path(name)
-        if not expires.isdigit() or not hmac.compare_digest(
+        if not EXPIRES.fullmatch(expires) or not hmac.compare_digest(
             signature.encode(), self.signature(name, int(expires)).encode()
         ):
             raise AuthError(f"this link to report {name!r} is not one the server signed")
