@@ -1,8 +1,8 @@
 """Refresh the docs' screenshots from the browser tests: runs them with
-FARMHAND_SCREENSHOTS pointing at a scratch folder, then copies over each image in
-docs/images/ the same-named screenshot a test took. The images are the tests' own, so the
-docs show the page as the tests last saw it (tests/docs/test_docs.py checks every image
-there is one a test takes).
+FARMHAND_SCREENSHOTS pointing at a scratch folder, then writes each image the docs pages
+show (`images/NAME.png`) from the same-named screenshot a test took. The images are the
+tests' own, so the docs show the page as the tests last saw it (tests/docs/test_docs.py
+checks every image there is one a test takes).
 
     .venv/bin/python scripts/docs_screenshots.py            # the browser tests, scripted model
     .venv/bin/python scripts/docs_screenshots.py --e2e      # also the embedded model (minutes)
@@ -11,6 +11,7 @@ there is one a test takes).
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -32,12 +33,17 @@ def main(arguments: list[str]) -> int:
             print("the browser tests failed; the docs' images are left as they were")
             return run.returncode
         taken = {path.name: path for path in Path(scratch).glob("*.png")}
-        for image in sorted(IMAGES.glob("*.png")):
-            if image.name in taken:
-                shutil.copyfile(taken[image.name], image)
-                print(f"updated docs/images/{image.name}")
+        shown = {
+            name
+            for page in (ROOT / "docs").glob("*.md")
+            for name in re.findall(r"\(images/([\w.-]+\.png)\)", page.read_text())
+        }
+        for name in sorted(shown):
+            if name in taken:
+                shutil.copyfile(taken[name], IMAGES / name)
+                print(f"wrote docs/images/{name}")
             else:
-                print(f"kept docs/images/{image.name} (no test in this run takes it)")
+                print(f"kept docs/images/{name} (no test in this run takes it)")
     return 0
 
 

@@ -88,7 +88,7 @@ def test_arguments_show_as_they_are_written_and_each_round_has_a_divider(
 
     card = page.locator(".card.tool").first
     expect(card.locator(".arguments")).to_have_text(written[:half])  # half written so far
-    expect(card.locator(".badge")).to_have_text("in_progress")
+    expect(card.locator(".badge")).to_have_text("writing")
     assert playground.model.waiting.is_set()
     page.screenshot(path=playground.shots / "arguments-streaming.png")
 

@@ -21,13 +21,18 @@ def test_a_kept_report_is_listed_and_opens_with_its_charts(
     link = page.locator(f'#reports .report[data-name="{kept.name}"]')
     expect(link).to_contain_text("farmhand eval: weather <b>suite</b>")
 
+    # Watched from its first request on: every page of the context but the playground.
     requests: list[str] = []
-    with page.context.expect_page() as opened:
+    context = page.context
+    context.on(
+        "request",
+        lambda r: (r.is_navigation_request() or r.frame.page != page) and requests.append(r.url),
+    )
+    context.on("console", lambda m: m.page != page and watched.on_console(m))
+    context.on("weberror", lambda e: watched.errors.append(f"report: {e.error}"))
+    with context.expect_page() as opened:
         link.click()
     report = opened.value
-    report.on("request", lambda request: requests.append(request.url))
-    report.on("console", watched.on_console)
-    report.on("pageerror", lambda exc: watched.errors.append(f"report: {exc}"))
     report.wait_for_load_state()
     expect(report.locator("figcaption")).to_have_text(["single", "no_call", "mean of categories"])
     expect(report.locator(".case").first).to_contain_text(HOSTILE)  # as text, not run
@@ -35,5 +40,6 @@ def test_a_kept_report_is_listed_and_opens_with_its_charts(
     report.set_viewport_size({"width": 1100, "height": 900})
     report.screenshot(path=playground.shots / "eval-report.png")
     page.screenshot(path=playground.shots / "eval-reports-listed.png")
-    assert requests == []  # after the page itself: nothing fetched
+    fetched = [url for url in requests if "/favicon.ico" not in url]
+    assert len(fetched) == 1 and "/eval/reports/" in fetched[0], requests  # itself, nothing more
     report.close()

@@ -38,7 +38,7 @@ def test_a_tool_called_by_hand_from_its_schema_form(page: Page, playground: Play
     tool.locator("summary").first.click()
     expect(tool.locator(".label").first).to_have_text("Annotations")
     expect(tool.locator("pre.schema").first).to_contain_text("readOnlyHint")
-    tool.get_by_text("Schema").click()
+    tool.get_by_text("Schema", exact=True).click()
     expect(tool.locator("pre.schema").last).to_contain_text('"path"')
     tool.get_by_label("path").fill(str(playground.folder / "pond.txt"))
     tool.get_by_role("button", name="Call").click()
@@ -81,7 +81,8 @@ def test_a_tool_called_by_hand_shows_its_servers_question_and_completes(
     expect(question).to_contain_text("Which pizza shall I order?")
     question.get_by_label("Name").fill("Ada")
     question.get_by_label("Size").select_option(label="small")
-    page.screenshot(path=playground.shots / "hand-call-question.png", full_page=True)
+    question.get_by_role("button", name="Send").scroll_into_view_if_needed()
+    page.screenshot(path=playground.shots / "hand-call-question.png")
     question.get_by_role("button", name="Send").click()
     expect(tool.locator(".hand-result .result")).to_have_text(
         "ordered a small pizza with 2 toppings for Ada"

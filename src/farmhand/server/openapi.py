@@ -318,6 +318,7 @@ def openapi_document(version: str) -> dict[str, Any]:
         "/playground/{name}": {
             "get": _operation("A file of the playground page", params=("name",))
         },
+        "/favicon.ico": {"get": _operation("The server's icon (SVG)")},
         "/api/mcp/servers": {"get": _operation("The configured MCP servers and their state")},
         "/api/mcp/call": {"post": _operation("Call one MCP tool by hand", HAND_CALL)},
         "/api/mcp/call/answer": {

@@ -43,6 +43,7 @@ def routes() -> list[BaseRoute]:
     return [
         Route("/", page, methods=["GET", "HEAD"]),
         Route(playground_files.PREFIX + "{name}", asset, methods=["GET", "HEAD"]),
+        Route(playground_files.FAVICON_PATH, favicon, methods=["GET", "HEAD"]),
         Route("/api/mcp/servers", servers, methods=["GET"]),
         Route("/api/mcp/call", call, methods=["POST"]),
         Route("/api/mcp/call/answer", answer, methods=["POST"]),
@@ -60,6 +61,12 @@ def _file(name: str) -> Response:
 
 async def page(_: Request) -> Response:
     return _file(playground_files.PAGE)
+
+
+async def favicon(_: Request) -> Response:
+    """The icon browsers ask every page of this server for (an eval report has none of its
+    own: it links nothing)."""
+    return _file(playground_files.FAVICON)
 
 
 async def asset(request: Request) -> Response:

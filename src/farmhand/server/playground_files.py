@@ -29,6 +29,8 @@ ASSETS = (
     "style.css",
 )
 PAGE = "index.html"
+FAVICON = "favicon.svg"
+FAVICON_PATH = "/favicon.ico"
 ASSET_PATHS = frozenset(PREFIX + name for name in ASSETS)
 CONTENT_SECURITY_POLICY = "; ".join(
     [

@@ -38,11 +38,11 @@ class ToolCard {
   constructor(item) {
     const discovery = item.name === DISCOVERY;
     this.started = performance.now();
-    this.badge = el("span", { class: "badge" }, item.status || "in_progress");
     this.written = item.arguments || "";
     // Opened empty: the model is still writing the call, and its arguments stream in.
     // (One that came whole, e.g. after a question was answered, gets them once more.)
     this.streaming = this.written === "";
+    this.badge = el("span", { class: "badge" }, this.streaming ? "writing" : item.status || "in_progress");
     this.args = el("pre", { class: "arguments" }, pretty(this.written));
     this.result = el("div", { class: "result-slot" });
     this.duration = el("span", { class: "muted duration" });
@@ -70,6 +70,7 @@ class ToolCard {
     this.written = text;
     this.streaming = false;
     this.args.textContent = pretty(text);
+    this.badge.textContent = "in_progress";
     this.started = performance.now();
   }
 
