@@ -61,7 +61,7 @@ def test_the_readme_opens_with_its_two_commands() -> None:
     assert readme.startswith("# farmhand\n\n" + OPENING)
 
 
-SCREENSHOT = re.compile(r'screenshot\(\s*path=[^)]*"([\w.-]+\.png)"')
+SCREENSHOT = re.compile(r'screenshot\(\s*path=.*?"([\w.-]+\.png)"')
 
 
 def test_every_image_is_a_screenshot_a_test_takes_and_every_page_uses_its_images() -> None:
