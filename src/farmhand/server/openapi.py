@@ -271,6 +271,15 @@ HAND_CALL = {
     },
     "required": ["server", "tool"],
 }
+HAND_ANSWER = {
+    "type": "object",
+    "properties": {
+        "question_id": {"type": "string"},
+        "action": {"type": "string", "enum": ["accept", "decline", "cancel"]},
+        "content": OBJECT,
+    },
+    "required": ["question_id", "action"],
+}
 
 
 def openapi_document(version: str) -> dict[str, Any]:
@@ -318,9 +327,17 @@ def openapi_document(version: str) -> dict[str, Any]:
         "/playground/{name}": {
             "get": _operation("A file of the playground page", params=("name",))
         },
+        "/favicon.ico": {"get": _operation("The server's icon (SVG)")},
         "/api/mcp/servers": {"get": _operation("The configured MCP servers and their state")},
         "/api/mcp/call": {"post": _operation("Call one MCP tool by hand", HAND_CALL)},
+        "/api/mcp/call/answer": {
+            "post": _operation("Answer the question a tool called by hand asks", HAND_ANSWER)
+        },
         "/api/conversations": {"get": _operation("Stored Responses conversations")},
+        "/api/eval/reports": {"get": _operation("The eval reports under FARMHAND_HOME/eval/")},
+        "/eval/reports/{name}": {
+            "get": _operation("One eval report, by its signed link", params=("name",))
+        },
     }
     return {
         "openapi": "3.1.0",
