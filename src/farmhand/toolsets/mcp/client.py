@@ -216,7 +216,10 @@ class MCPToolset:
                 if exc.error.code == CONNECTION_CLOSED or not connection.connected:
                     connection.mark_broken(client)
                     raise _ServerGone(exc.error.message) from exc
-                return ToolOutput(f"{self.name}:{name} failed: {exc.error.message}", is_error=True)
+                # A refusal the transport can explain (a login needed) says what to do.
+                advice = connection.target.advice() if connection.target.advice else None
+                why = advice or exc.error.message
+                return ToolOutput(f"{self.name}:{name} failed: {why}", is_error=True)
             except Exception as exc:
                 connection.mark_broken(client)
                 raise _ServerGone(reason(exc)) from exc

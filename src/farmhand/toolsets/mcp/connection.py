@@ -338,6 +338,9 @@ class ServerConnection:
     def failure(self, what: str) -> str:
         """A message naming the server, its command and the end of its stderr."""
         message = f"MCP server {self.name!r} ({self.target.describe}) {what}"
+        advice = self.target.advice() if self.target.advice else None
+        if advice:
+            message += f"; {advice}"
         tail = self.target.stderr.tail() if self.target.stderr else ""
         return f"{message}; its stderr ended with:\n{tail}" if tail else message
 

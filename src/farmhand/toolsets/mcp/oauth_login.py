@@ -1,0 +1,175 @@
+"""`farmhand mcp login`: the browser step of OAuth, with a loopback redirect (RFC 8252).
+
+A one-route web server on 127.0.0.1 (a free port, or the config's `callback_port`) waits
+for the authorization server to send the browser back with a code; the SDK's provider
+checks its `state` and `iss` and exchanges it for tokens. The login is a real connection
+to the server: it lists the tools, which is what makes the server ask for the login, and
+shows that the new token works.
+"""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+
+import anyio
+import uvicorn
+from anyio.streams.memory import MemoryObjectSendStream
+from mcp.client.auth import OAuthFlowError, OAuthRegistrationError, OAuthTokenError
+from mcp.shared.auth import AuthorizationCodeResult
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse
+from starlette.routing import Route
+
+from farmhand.config.models import McpServerConfig
+from farmhand.errors import ConfigError, ToolServerError
+from farmhand.toolsets.mcp.client import MCPToolset
+from farmhand.toolsets.mcp.connection import reason
+from farmhand.toolsets.mcp.oauth_client import Browser, oauth_for
+from farmhand.toolsets.mcp.oauth_store import AuthState, TokenFile
+from farmhand.toolsets.mcp.transports import server_target
+
+CALLBACK_PATH = "/callback"
+LOGIN_TIMEOUT = 600.0
+"""Seconds the loopback waits for the browser to come back."""
+
+
+class LoginFailed(ToolServerError):
+    """The authorization server refused, or the browser never came back."""
+
+
+@dataclass(frozen=True)
+class LoginResult:
+    tools: int
+    state: AuthState
+    asked: bool
+    """Whether the server asked for a login at all (a server that did not stores nothing)."""
+
+
+class Loopback:
+    """The redirect target of one login; `result()` waits for the browser's return."""
+
+    def __init__(self, port: int, server: str) -> None:
+        self.redirect_uri = f"http://127.0.0.1:{port}{CALLBACK_PATH}"
+        self.server = server
+        self.asked = False
+        self._send, self._receive = anyio.create_memory_object_stream[AuthorizationCodeResult](1)
+
+    async def result(self) -> AuthorizationCodeResult:
+        with anyio.fail_after(LOGIN_TIMEOUT):
+            try:
+                return await self._receive.receive()
+            except TimeoutError:
+                raise LoginFailed(
+                    f"the browser did not come back to {self.redirect_uri} within"
+                    f" {LOGIN_TIMEOUT:g} s; run `farmhand mcp login {self.server}` again"
+                ) from None
+
+    def app(self) -> Starlette:
+        return Starlette(routes=[Route(CALLBACK_PATH, _callback(self._send, self.server))])
+
+
+def _callback(
+    results: MemoryObjectSendStream[AuthorizationCodeResult], server: str
+) -> Callable[[Request], Awaitable[PlainTextResponse]]:
+    async def callback(request: Request) -> PlainTextResponse:
+        query = request.query_params
+        if "error" in query:
+            # The SDK's flow waits for a code: a refusal ends it with the server's words.
+            words = query.get("error_description") or query["error"]
+            results.close()
+            return PlainTextResponse(f"farmhand: the login to {server} was refused: {words}", 400)
+        if not query.get("code"):
+            return PlainTextResponse("farmhand: this address takes a login's redirect only", 400)
+        try:
+            results.send_nowait(
+                AuthorizationCodeResult(
+                    code=query["code"], state=query.get("state"), iss=query.get("iss")
+                )
+            )
+        except (anyio.WouldBlock, anyio.ClosedResourceError):
+            return PlainTextResponse("farmhand: this login has already finished", 409)
+        return PlainTextResponse(f"farmhand: signed in to {server}. You can close this tab.")
+
+    return callback
+
+
+@asynccontextmanager
+async def loopback(server: McpServerConfig) -> AsyncIterator[Loopback]:
+    """The loopback redirect target, listening on 127.0.0.1 only, for one login."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.bind(("127.0.0.1", server.callback_port or 0))
+    except OSError as exc:
+        sock.close()
+        raise ConfigError(
+            f"cannot listen on 127.0.0.1:{server.callback_port} for the login's redirect"
+            f" ({exc}); free the port or change callback_port of server {server.name!r}"
+        ) from exc
+    sock.listen()
+    target = Loopback(sock.getsockname()[1], server.name)
+    config = uvicorn.Config(target.app(), log_level="warning", lifespan="off")
+    web = uvicorn.Server(config)
+    try:
+        async with anyio.create_task_group() as group:
+            group.start_soon(web.serve, [sock])
+            yield target
+            web.should_exit = True
+    finally:
+        sock.close()
+
+
+async def login(
+    server: McpServerConfig, show: Callable[[str], Awaitable[None]], *, connect_timeout: float
+) -> LoginResult:
+    """Sign in to `server` (it must have `auth: oauth`); `show` presents the authorization
+    URL (a browser, or a line to copy). The tokens land in the server's `TokenFile`."""
+    if server.auth != "oauth" or server.base_url is None:
+        raise ConfigError(
+            f"MCP server {server.name!r} does not use OAuth; add `auth: oauth` to it in"
+            " mcp.servers (http and sse servers only)"
+        )
+    store = TokenFile(server.name, server.base_url)
+    failure: LoginFailed | None = None
+    tools = 0
+    async with loopback(server) as callback:
+        try:
+            tools = await _sign_in(server, store, callback, show, connect_timeout)
+        except LoginFailed as exc:
+            failure = exc  # raised outside the listener's task group, not wrapped in a group
+    if failure is not None:
+        raise failure
+    return LoginResult(tools, store.state(), callback.asked)
+
+
+async def _sign_in(
+    server: McpServerConfig,
+    store: TokenFile,
+    callback: Loopback,
+    show: Callable[[str], Awaitable[None]],
+    connect_timeout: float,
+) -> int:
+    async def opened(url: str) -> None:
+        callback.asked = True
+        await show(url)
+
+    registered = await store.get_client_info()
+    ours = {str(u) for u in registered.redirect_uris or ()} if registered else set()
+    if not server.client_id and registered is not None and callback.redirect_uri not in ours:
+        store.forget_client()  # registered with another port's redirect: register anew
+    store.forget_tokens()
+    auth = oauth_for(server, Browser(callback.redirect_uri, opened, callback.result), store)
+    toolset = MCPToolset(
+        server.name, server_target(server, auth=auth), connect_timeout=connect_timeout
+    )
+    try:
+        async with toolset:
+            return len(await toolset.list_tools())
+    except (OAuthFlowError, OAuthTokenError, OAuthRegistrationError, ToolServerError) as exc:
+        raise LoginFailed(f"the login to MCP server {server.name!r} failed: {exc}") from exc
+    except Exception as exc:
+        why = f"the login to MCP server {server.name!r} failed ({reason(exc)})"
+        raise LoginFailed(why) from exc
