@@ -12,15 +12,14 @@ from __future__ import annotations
 
 import json
 import stat
-import sys
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import pytest
-from tests.support.real_servers import SERVERS, free_port, listening
+from tests.support.oauth_vault import Vault, browser, running_vault
 
 from farmhand.config.models import McpServerConfig
 from farmhand.errors import PolicyError, ToolServerError
@@ -34,33 +33,10 @@ pytestmark = pytest.mark.anyio
 Show = Callable[[str], Awaitable[None]]
 
 
-class Vault:
-    """The running authorization server (`issuer`) and resource server (`url`)."""
-
-    def __init__(self, issuer: str, url: str) -> None:
-        self.issuer, self.url = issuer, url
-
-    def counts(self) -> dict[str, int]:
-        found: dict[str, int] = httpx.get(f"{self.issuer}/test/counts").json()
-        return found
-
-    def expire_all(self) -> None:
-        httpx.post(f"{self.issuer}/test/expire").raise_for_status()
-
-
 @pytest.fixture(scope="module")
 def vault() -> Iterator[Vault]:
-    as_port, rs_port = free_port(), free_port()
-    command = [sys.executable, str(SERVERS / "oauth_server.py"), str(as_port), str(rs_port)]
-    with listening(command, rs_port) as url:
-        issuer = f"http://127.0.0.1:{as_port}"
-        for _ in range(200):
-            try:
-                httpx.get(f"{issuer}/.well-known/oauth-authorization-server")
-                break
-            except httpx.HTTPError:
-                continue
-        yield Vault(issuer, f"{url}/mcp")
+    with running_vault() as running:
+        yield running
 
 
 @pytest.fixture(autouse=True)
@@ -73,27 +49,6 @@ def vault_server(vault: Vault, **settings: Any) -> McpServerConfig:
     return McpServerConfig.model_validate(
         {"name": "vault", "transport": "http", "base_url": vault.url, "auth": "oauth", **settings}
     )
-
-
-def browser(
-    tamper: Callable[[dict[str, str]], None] | None = None, seen: list[str] | None = None
-) -> Show:
-    """A browser whose user allows the login: it opens the URL and follows the redirect
-    back to the loopback callback (after `tamper` had its way with the parameters)."""
-
-    async def show(url: str) -> None:
-        if seen is not None:
-            seen.append(url)
-        async with httpx.AsyncClient() as http:
-            answer = await http.get(url)
-            assert answer.status_code in (302, 303, 307), answer.text
-            back = urlsplit(answer.headers["location"])
-            params = {k: v[0] for k, v in parse_qs(back.query).items()}
-            if tamper is not None:
-                tamper(params)
-            await http.get(urlunsplit(back._replace(query=urlencode(params))))
-
-    return show
 
 
 async def call(server: McpServerConfig, tool: str) -> tuple[str, bool]:

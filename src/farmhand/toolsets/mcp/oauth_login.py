@@ -15,6 +15,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
 import anyio
+import httpx2
 import uvicorn
 from anyio.streams.memory import MemoryObjectSendStream
 from mcp.client.auth import OAuthFlowError, OAuthRegistrationError, OAuthTokenError
@@ -173,3 +174,36 @@ async def _sign_in(
     except Exception as exc:
         why = f"the login to MCP server {server.name!r} failed ({reason(exc)})"
         raise LoginFailed(why) from exc
+
+
+@dataclass(frozen=True)
+class LogoutResult:
+    removed: bool
+    """Whether there were stored tokens to drop."""
+    revoked: str | None
+    """What the authorization server said to the revocation (RFC 7009), if it offers one."""
+
+
+async def logout(server: McpServerConfig) -> LogoutResult:
+    """Drop the server's stored login; first ask its authorization server to revoke the
+    refresh token (which ends its access tokens too), where it offers revocation."""
+    if server.base_url is None:
+        raise ConfigError(f"MCP server {server.name!r} has no URL; OAuth is for http and sse")
+    store = TokenFile(server.name, server.base_url)
+    tokens, registered = await store.get_tokens(), await store.get_client_info()
+    client_id = registered.client_id if registered else server.client_id
+    secret = registered.client_secret if registered else server.client_secret
+    endpoint = store.discovered()[1]
+    revoked: str | None = None
+    revocation = endpoint.revocation_endpoint if endpoint else None
+    if tokens is not None and client_id and revocation is not None:
+        form = {"token": tokens.refresh_token or tokens.access_token, "client_id": client_id}
+        if secret:
+            form["client_secret"] = secret
+        try:
+            async with httpx2.AsyncClient(timeout=30.0) as http:
+                answer = await http.post(str(revocation), data=form)
+            revoked = "revoked" if answer.status_code == 200 else f"HTTP {answer.status_code}"
+        except httpx2.HTTPError as exc:
+            revoked = f"not reached ({reason(exc)})"
+    return LogoutResult(store.remove(), revoked)

@@ -25,6 +25,7 @@ from mcp.shared.auth import (
     ProtectedResourceMetadata,
 )
 
+from farmhand.config.models import McpServerConfig
 from farmhand.paths import farmhand_home
 
 FOLDER = "mcp-oauth"
@@ -206,3 +207,12 @@ class TokenFile:
             json.dump({k: v for k, v in data.items() if v is not None}, file, indent=2)
         os.chmod(temporary, 0o600)  # an older file of that name may have had other bits
         os.replace(temporary, self.path)
+
+
+def auth_description(server: McpServerConfig) -> str:
+    """How a server signs in, for `farmhand tools servers` (never a token)."""
+    if server.auth == "oauth" and server.base_url is not None:
+        return TokenFile(server.name, server.base_url).state().describe(server.name)
+    if any(name.lower() == "authorization" for name in server.headers):
+        return "auth: Authorization header"
+    return "auth: none"

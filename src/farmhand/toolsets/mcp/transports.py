@@ -72,10 +72,17 @@ def server_target(server: McpServerConfig, *, auth: httpx2.Auth | None = None) -
         return current[0].refusal() if current else None
 
     kind = "SSE" if server.transport == "sse" else "HTTP"
-    return ServerTarget(opened, f"{kind} {_shown(url)}", advice=advice)
+    return ServerTarget(opened, f"{kind} {shown_url(url)}", advice=advice)
 
 
-def _shown(url: str) -> str:
+def where(server: McpServerConfig) -> str:
+    """Where a server is, for people: its transport and URL, or its command."""
+    if server.base_url is not None and server.transport != "stdio":
+        return f"{server.transport} {shown_url(server.base_url)}"
+    return f"stdio {server.command}"
+
+
+def shown_url(url: str) -> str:
     """The URL for messages: without credentials or a query string, which may carry tokens."""
     parts = urlsplit(url)
     host = parts.hostname or ""

@@ -8,7 +8,8 @@ The user at /authorize always clicks "Allow": it redirects straight back with a 
 `iss`, RFC 9207). Tokens live in memory. The tool `audit_log` needs the scope `admin`
 beyond the `tools` every call needs: the resource server answers a call to it without
 that scope with 403 `insufficient_scope` (the step-up challenge). Test-only routes on the
-authorization server: POST /test/expire (every access token expires now), GET /test/counts.
+authorization server: POST /test/expire (every access token expires now), GET /test/counts,
+POST /test/preregister (a client registered ahead, as on a provider's console).
 """
 
 from __future__ import annotations
@@ -240,7 +241,18 @@ def build(as_port: int, rs_port: int) -> tuple[Starlette, ASGIApp, MemoryAuthSer
     async def counts(request: Request) -> JSONResponse:
         return JSONResponse(dict(records.counts))
 
-    routes += [Route("/test/expire", expire, methods=["POST"]), Route("/test/counts", counts)]
+    async def preregister(request: Request) -> JSONResponse:
+        client = OAuthClientInformationFull.model_validate(
+            {**await request.json(), "token_endpoint_auth_method": "client_secret_post"}
+        )
+        await records.register_client(client)
+        return JSONResponse({"client_id": client.client_id})
+
+    routes += [
+        Route("/test/expire", expire, methods=["POST"]),
+        Route("/test/counts", counts),
+        Route("/test/preregister", preregister, methods=["POST"]),
+    ]
     authorization_server = Starlette(routes=routes)
 
     resource = f"http://127.0.0.1:{rs_port}/mcp"
