@@ -177,7 +177,20 @@ class FarmhandOAuth(OAuthClientProvider):
         wanted = union_scopes(" ".join(self.server.scopes) or None, self.store.wanted_scope())
         metadata = self.context.client_metadata
         metadata.scope = union_scopes(metadata.scope, wanted)
+        self._secret_method()
         return await super()._perform_authorization_code_grant()
+
+    def _secret_method(self) -> None:
+        """How a pre-registered client sends its secret: HTTP Basic (RFC 6749 §2.3.1: every
+        server takes it), unless the server's metadata lists only the form field."""
+        client, found = self.context.client_info, self.context.oauth_metadata
+        if client is None or not client.client_secret or self.server.client_id is None:
+            return
+        offered = (found.token_endpoint_auth_methods_supported if found else None) or []
+        only_post = "client_secret_post" in offered and "client_secret_basic" not in offered
+        client.token_endpoint_auth_method = (
+            "client_secret_post" if only_post else "client_secret_basic"
+        )
 
     def _refresh_early(self) -> None:
         tokens = self.context.current_tokens
@@ -194,7 +207,7 @@ class FarmhandOAuth(OAuthClientProvider):
             client_id=client_id,
             client_secret=secret,
             redirect_uris=[AnyUrl(self.browser_redirect)],
-            token_endpoint_auth_method="client_secret_post" if secret else "none",
+            token_endpoint_auth_method="client_secret_basic" if secret else "none",
         )
 
 

@@ -117,8 +117,10 @@ async def loopback(server: McpServerConfig) -> AsyncIterator[Loopback]:
     try:
         async with anyio.create_task_group() as group:
             group.start_soon(web.serve, [sock])
-            yield target
-            web.should_exit = True
+            try:
+                yield target
+            finally:
+                web.should_exit = True  # also on a failure: else the group waits for ever
     finally:
         sock.close()
 

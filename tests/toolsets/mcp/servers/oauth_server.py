@@ -243,7 +243,7 @@ def build(as_port: int, rs_port: int) -> tuple[Starlette, ASGIApp, MemoryAuthSer
 
     async def preregister(request: Request) -> JSONResponse:
         client = OAuthClientInformationFull.model_validate(
-            {**await request.json(), "token_endpoint_auth_method": "client_secret_post"}
+            {**await request.json(), "token_endpoint_auth_method": "client_secret_basic"}
         )
         await records.register_client(client)
         return JSONResponse({"client_id": client.client_id})
