@@ -18,8 +18,8 @@ Show = Callable[[str], Awaitable[None]]
 class Vault:
     """The running authorization server (`issuer`) and resource server (`url`)."""
 
-    def __init__(self, issuer: str, url: str) -> None:
-        self.issuer, self.url = issuer, url
+    def __init__(self, issuer: str, url: str, sse_url: str) -> None:
+        self.issuer, self.url, self.sse_url = issuer, url, sse_url
 
     def counts(self) -> dict[str, int]:
         found: dict[str, int] = httpx.get(f"{self.issuer}/test/counts").json()
@@ -31,12 +31,12 @@ class Vault:
 
 @contextmanager
 def running_vault() -> Iterator[Vault]:
-    as_port, rs_port = free_port(), free_port()
-    command = [sys.executable, str(SERVERS / "oauth_server.py"), str(as_port), str(rs_port)]
-    with listening(command, rs_port) as url:
-        issuer = f"http://127.0.0.1:{as_port}"
-        assert wait_until(lambda: accepts(as_port), timeout=20), "the authorization server"
-        yield Vault(issuer, f"{url}/mcp")
+    ports = [free_port(), free_port(), free_port()]
+    command = [sys.executable, str(SERVERS / "oauth_server.py"), *map(str, ports)]
+    with listening(command, ports[1]) as url:
+        assert wait_until(lambda: all(accepts(p) for p in ports), timeout=20), "all three"
+        issuer, sse = (f"http://127.0.0.1:{p}" for p in (ports[0], ports[2]))
+        yield Vault(issuer, f"{url}/mcp", f"{sse}/sse")
 
 
 def accepts(port: int) -> bool:

@@ -78,6 +78,15 @@ async def test_login_then_a_tool_call_with_the_stored_token(vault: Vault, home: 
     assert await call(server, "whoami") == ("farmer (tools)", False)
 
 
+async def test_the_sse_transport_logs_in_and_calls_too(vault: Vault) -> None:
+    server = McpServerConfig.model_validate(
+        {"name": "vault", "transport": "sse", "base_url": vault.sse_url, "auth": "oauth"}
+    )
+    result = await login(server, browser(), connect_timeout=20)
+    assert result.asked and result.tools == 2 and result.state.logged_in
+    assert await call(server, "whoami") == ("farmer (tools)", False)
+
+
 async def test_a_token_is_refreshed_before_it_expires_and_after(vault: Vault, home: Path) -> None:
     server = vault_server(vault)
     await login(server, browser(), connect_timeout=20)

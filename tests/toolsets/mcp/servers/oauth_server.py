@@ -2,7 +2,9 @@
 authorization server (metadata, dynamic registration, /authorize, /token, /revoke) on one
 port and a resource server (protected-resource metadata, bearer tokens, /mcp) on another.
 
-    python oauth_server.py AS_PORT RS_PORT
+    python oauth_server.py AS_PORT RS_PORT [SSE_PORT]
+
+(SSE_PORT: the same tools over the SSE transport, a resource server of its own at /sse.)
 
 The user at /authorize always clicks "Allow": it redirects straight back with a code (and
 `iss`, RFC 9207). Tokens live in memory. The tool `audit_log` needs the scope `admin`
@@ -221,6 +223,34 @@ class StepUp:
         return found is None or "admin" not in found.scopes
 
 
+def vault(records: MemoryAuthServer, issuer: str, resource: str) -> MCPServer:
+    """The protected MCP server: its tools need the `tools` scope."""
+    mcp = MCPServer(
+        "vault",
+        token_verifier=Verifier(records),
+        auth=AuthSettings(
+            issuer_url=AnyHttpUrl(issuer),
+            resource_server_url=AnyHttpUrl(resource),
+            required_scopes=["tools"],
+            validate_token_resource=True,
+        ),
+    )
+
+    @mcp.tool()
+    def whoami() -> str:
+        """Who the token belongs to, and its scopes."""
+        token = get_access_token()
+        assert token is not None
+        return f"{token.subject} ({' '.join(token.scopes)})"
+
+    @mcp.tool()
+    def audit_log() -> str:
+        """The audit log (needs the admin scope)."""
+        return "audit: 3 entries"
+
+    return mcp
+
+
 def build(as_port: int, rs_port: int) -> tuple[Starlette, ASGIApp, MemoryAuthServer]:
     issuer = f"http://127.0.0.1:{as_port}"
     records = MemoryAuthServer(str(AnyHttpUrl(issuer)))  # as its metadata writes it
@@ -255,43 +285,27 @@ def build(as_port: int, rs_port: int) -> tuple[Starlette, ASGIApp, MemoryAuthSer
     ]
     authorization_server = Starlette(routes=routes)
 
-    resource = f"http://127.0.0.1:{rs_port}/mcp"
-    mcp = MCPServer(
-        "vault",
-        token_verifier=Verifier(records),
-        auth=AuthSettings(
-            issuer_url=AnyHttpUrl(issuer),
-            resource_server_url=AnyHttpUrl(resource),
-            required_scopes=["tools"],
-            validate_token_resource=True,
-        ),
-    )
-
-    @mcp.tool()
-    def whoami() -> str:
-        """Who the token belongs to, and its scopes."""
-        token = get_access_token()
-        assert token is not None
-        return f"{token.subject} ({' '.join(token.scopes)})"
-
-    @mcp.tool()
-    def audit_log() -> str:
-        """The audit log (needs the admin scope)."""
-        return "audit: 3 entries"
-
+    mcp = vault(records, issuer, f"http://127.0.0.1:{rs_port}/mcp")
     metadata_url = f"http://127.0.0.1:{rs_port}/.well-known/oauth-protected-resource/mcp"
     resource_server = StepUp(mcp.streamable_http_app(), records, metadata_url)
     return authorization_server, resource_server, records
 
 
-async def main(as_port: int, rs_port: int) -> None:
-    authorization_server, resource_server, _ = build(as_port, rs_port)
+async def main(as_port: int, rs_port: int, sse_port: int | None) -> None:
+    authorization_server, resource_server, records = build(as_port, rs_port)
+    apps: list[tuple[ASGIApp, int]] = [(authorization_server, as_port), (resource_server, rs_port)]
+    if sse_port is not None:
+        issuer = f"http://127.0.0.1:{as_port}"
+        apps.append(
+            (vault(records, issuer, f"http://127.0.0.1:{sse_port}/sse").sse_app(), sse_port)
+        )
     servers = [
         uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-        for app, port in ((authorization_server, as_port), (resource_server, rs_port))
+        for app, port in apps
     ]
     await asyncio.gather(*(s.serve() for s in servers))
 
 
 if __name__ == "__main__":
-    asyncio.run(main(int(sys.argv[1]), int(sys.argv[2])))
+    ports = [int(a) for a in sys.argv[1:4]]
+    asyncio.run(main(ports[0], ports[1], ports[2] if len(ports) > 2 else None))
