@@ -159,6 +159,18 @@ def listed(version: str, kind: str) -> set[str]:
     }
 
 
+def every_revision(
+    tmp_path_factory: pytest.TempPathFactory, kind: str, *target: str
+) -> dict[str, Path]:
+    """`conformance KIND TARGET --suite all` once per revision; the result folder of each."""
+    results = {}
+    for version in VERSIONS:
+        folder = results[version] = tmp_path_factory.mktemp(f"{kind}-{version}")
+        suite = ["--spec-version", version, "--suite", "all", "-o", str(folder)]
+        conformance(kind, *target, *suite, cwd=folder)
+    return results
+
+
 @pytest.mark.parametrize("version", VERSIONS)
 def test_every_client_scenario_of_the_revision_is_run_here(version: str) -> None:
     assert listed(version, "Client") == set(CLIENT_SCENARIOS[version])
@@ -169,24 +181,8 @@ def client_results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """Each revision's whole client suite, run once (the suite runs scenarios in parallel)."""
     path = os.pathsep.join([str(ROOT / "src"), str(ROOT)])
     command = f"env PYTHONPATH={path} {sys.executable} {CLIENT}"
-    results = {}
-    for version in VERSIONS:
-        folder = results[version] = tmp_path_factory.mktemp(f"client-{version}")
-        conformance(
-            "client",
-            "--command",
-            command,
-            "--spec-version",
-            version,
-            "--suite",
-            "all",
-            "--timeout",
-            "120000",  # a busy machine starts Python slowly; nothing here asserts time
-            "-o",
-            str(folder),
-            cwd=folder,
-        )
-    return results
+    # --timeout: a busy machine starts Python slowly; nothing here asserts time.
+    return every_revision(tmp_path_factory, "client", "--command", command, "--timeout", "120000")
 
 
 @pytest.mark.parametrize(
@@ -239,22 +235,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def server_results(served: str, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    results = {}
-    for version in VERSIONS:
-        folder = results[version] = tmp_path_factory.mktemp(f"server-{version}")
-        conformance(
-            "server",
-            "--url",
-            served,
-            "--spec-version",
-            version,
-            "--suite",
-            "all",
-            "-o",
-            str(folder),
-            cwd=folder,
-        )
-    return results
+    return every_revision(tmp_path_factory, "server", "--url", served)
 
 
 @pytest.mark.parametrize(
