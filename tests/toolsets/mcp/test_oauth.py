@@ -127,6 +127,26 @@ async def test_a_revoked_token_is_a_clear_error_naming_the_login(vault: Vault, h
     assert not TokenFile("vault", vault.url, home).state().logged_in
 
 
+async def test_a_running_session_takes_a_new_login_without_a_restart(
+    vault: Vault, home: Path
+) -> None:
+    """As under `farmhand serve`: the pool's session outlives a revocation, tells each call
+    to log in again, and uses the new login once `farmhand mcp login` has stored it."""
+    server = vault_server(vault)
+    await login(server, browser(), connect_timeout=20)
+    async with MCPToolset.from_config(server, call_timeout=20) as toolset:
+        assert (await toolset.call_tool("whoami", {})).text == "farmer (tools)"
+        data = stored(home)
+        secret = data["client_info"]["client_secret"]
+        form = {"token": data["tokens"]["refresh_token"], "client_secret": secret}
+        form["client_id"] = data["client_info"]["client_id"]
+        assert httpx.post(f"{vault.issuer}/revoke", data=form).status_code == 200
+        refused = await toolset.call_tool("whoami", {})
+        assert refused.is_error and "run `farmhand mcp login vault`" in refused.text
+        await login(server, browser(), connect_timeout=20)
+        assert (await toolset.call_tool("whoami", {})).text == "farmer (tools)"
+
+
 async def test_no_login_yet_fails_before_anything_is_sent(vault: Vault) -> None:
     before = vault.counts()
     with pytest.raises(ToolServerError, match="has no login yet: run `farmhand mcp login vault`"):

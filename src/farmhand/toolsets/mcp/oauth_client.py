@@ -95,6 +95,8 @@ class FarmhandOAuth(OAuthClientProvider):
         self.browser_redirect = browser.redirect_uri
         self.refused: LoginRequired | None = None
         """Why the last request went out without a (new) login, for the caller's error."""
+        self.loaded: tuple[int, int] | None = None
+        """The version of the token file last read into the SDK's context."""
         metadata = OAuthClientMetadata(
             redirect_uris=[AnyUrl(browser.redirect_uri)],
             client_name="farmhand",
@@ -119,6 +121,11 @@ class FarmhandOAuth(OAuthClientProvider):
         refusal of the request (sent once more): the session lives on, and the caller's
         error says what to do (`refused`). Raised through httpx, it would end the session."""
         self.refused = None
+        if self.loaded is not None and self.store.version() != self.loaded:
+            # A login since (`farmhand mcp login` in another process): a long-lived session
+            # takes its tokens on its next request, rather than the ones it started with.
+            async with self.context.lock:
+                await self._initialize()
         flow = super().async_auth_flow(request)
         try:
             outgoing = await flow.__anext__()
@@ -143,6 +150,7 @@ class FarmhandOAuth(OAuthClientProvider):
     # and a margin.
 
     async def _initialize(self) -> None:
+        self.loaded = self.store.version()
         await super()._initialize()
         if self.context.client_info is None:
             self.context.client_info = self._configured_client()

@@ -143,6 +143,15 @@ class TokenFile:
         """Remember the scope a call was refused for, for the next login."""
         self._update(wanted_scope=scope)
 
+    def version(self) -> tuple[int, int] | None:
+        """Changes whenever the file is written (by this process or a login elsewhere):
+        every write replaces the file, so its inode changes even within one clock tick."""
+        try:
+            found = self.path.stat()
+        except FileNotFoundError:
+            return None
+        return found.st_ino, found.st_mtime_ns
+
     def has_tokens(self) -> bool:
         return bool(self._read().get("tokens"))
 
