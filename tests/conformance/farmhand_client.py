@@ -106,7 +106,12 @@ async def main(url: str) -> int:
         name="conformance", transport="http", base_url=url, auth="oauth", **settings
     )
     async with loopback(server) as callback:
-        oauth = oauth_for(server, Browser(callback.redirect_uri, allow, callback.result))
+
+        async def show(url: str) -> None:
+            callback.expect(url)
+            await allow(url)
+
+        oauth = oauth_for(server, Browser(callback.redirect_uri, show, callback.result))
         target = server_target(server, auth=oauth)
         await use(MCPToolset(server.name, target, asker=asker, call_timeout=20, mode=mode))
     return 0

@@ -5,7 +5,8 @@ The browser is driven over HTTP: it opens the authorization URL (the server's us
 clicks "Allow"), and follows the redirect to farmhand's loopback callback, as a browser
 would. Then: a tool call with the stored token, a token refreshed before and after it
 expires, a revoked token, a call needing a wider scope, and the attacks a login must
-survive (a forged `state`, an `iss` from another server, tokens meant for another URL).
+survive (a redirect with a forged `state`, an `iss` from another server, tokens meant for
+another URL).
 """
 
 from __future__ import annotations
@@ -177,13 +178,33 @@ async def test_configured_scopes_are_asked_for(vault: Vault) -> None:
     assert set((result.state.scope or "").split()) == {"tools", "admin"}
 
 
-async def test_a_forged_state_is_refused(vault: Vault, home: Path) -> None:
-    def forge(params: dict[str, str]) -> None:
-        params["state"] = "forged"
+async def test_a_refusal_at_the_authorization_server_is_told(vault: Vault, home: Path) -> None:
+    def deny(params: dict[str, str]) -> None:
+        params.pop("code")
+        params |= {"error": "access_denied", "error_description": "the user said no\x1b[31m"}
 
-    with pytest.raises(LoginFailed, match="State parameter mismatch"):
-        await login(vault_server(vault), browser(forge), connect_timeout=20)
+    with pytest.raises(LoginFailed, match="refused the login to vault: the user said no"):
+        await login(vault_server(vault), browser(deny), connect_timeout=20)
     assert not TokenFile("vault", vault.url, home).state().logged_in
+
+
+async def test_a_redirect_without_the_logins_state_is_ignored(vault: Vault) -> None:
+    """Another page on this machine cannot end a login by calling the loopback with a code
+    or an error of its own: without the login's `state` (a forged one) it is refused, and
+    the login goes on to the real redirect."""
+    server = vault_server(vault)
+    answers: list[int] = []
+
+    async def meddle_then_allow(url: str) -> None:
+        callback = urlsplit(url)  # the loopback's address is in redirect_uri
+        redirect = parse_qs(callback.query)["redirect_uri"][0]
+        async with httpx.AsyncClient() as http:
+            for query in ("code=stolen&state=guess", "error=access_denied&state=guess"):
+                answers.append((await http.get(f"{redirect}?{query}")).status_code)
+        await browser()(url)
+
+    result = await login(server, meddle_then_allow, connect_timeout=20)
+    assert answers == [400, 400] and result.state.logged_in
 
 
 async def test_an_iss_of_another_server_is_refused(vault: Vault, home: Path) -> None:

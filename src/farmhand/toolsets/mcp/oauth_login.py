@@ -13,11 +13,11 @@ import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from urllib.parse import parse_qs, urlsplit
 
 import anyio
 import httpx2
 import uvicorn
-from anyio.streams.memory import MemoryObjectSendStream
 from mcp.client.auth import OAuthFlowError, OAuthRegistrationError, OAuthTokenError
 from mcp.shared.auth import AuthorizationCodeResult
 from starlette.applications import Starlette
@@ -51,51 +51,66 @@ class LoginResult:
 
 
 class Loopback:
-    """The redirect target of one login; `result()` waits for the browser's return."""
+    """The redirect target of one login; `result()` waits for the browser's return.
+
+    Only a redirect carrying the `state` of the authorization URL shown (`expect`) counts:
+    another page on this machine cannot end the login, with a code or with an error."""
 
     def __init__(self, port: int, server: str) -> None:
         self.redirect_uri = f"http://127.0.0.1:{port}{CALLBACK_PATH}"
         self.server = server
         self.asked = False
+        self.state: str | None = None
+        self.refusal: str | None = None
         self._send, self._receive = anyio.create_memory_object_stream[AuthorizationCodeResult](1)
 
+    def expect(self, url: str) -> None:
+        """The authorization URL about to be opened: its `state` is the one to come back."""
+        self.asked = True
+        states = parse_qs(urlsplit(url).query).get("state")
+        self.state = states[0] if states else None
+
     async def result(self) -> AuthorizationCodeResult:
-        with anyio.fail_after(LOGIN_TIMEOUT):
-            try:
+        try:
+            with anyio.fail_after(LOGIN_TIMEOUT):
                 return await self._receive.receive()
-            except TimeoutError:
-                raise LoginFailed(
-                    f"the browser did not come back to {self.redirect_uri} within"
-                    f" {LOGIN_TIMEOUT:g} s; run `farmhand mcp login {self.server}` again"
-                ) from None
+        except TimeoutError:
+            raise LoginFailed(
+                f"the browser did not come back to {self.redirect_uri} within"
+                f" {LOGIN_TIMEOUT:g} s; run `farmhand mcp login {self.server}` again"
+            ) from None
+        except anyio.EndOfStream:
+            raise LoginFailed(
+                f"the authorization server refused the login to {self.server}: {self.refusal}"
+            ) from None
 
     def app(self) -> Starlette:
-        return Starlette(routes=[Route(CALLBACK_PATH, _callback(self._send, self.server))])
+        return Starlette(routes=[Route(CALLBACK_PATH, self.callback)])
 
-
-def _callback(
-    results: MemoryObjectSendStream[AuthorizationCodeResult], server: str
-) -> Callable[[Request], Awaitable[PlainTextResponse]]:
-    async def callback(request: Request) -> PlainTextResponse:
+    async def callback(self, request: Request) -> PlainTextResponse:
         query = request.query_params
+        if self.state is None or query.get("state") != self.state:
+            return PlainTextResponse("farmhand: this address takes its login's redirect only", 400)
         if "error" in query:
-            # The SDK's flow waits for a code: a refusal ends it with the server's words.
-            words = query.get("error_description") or query["error"]
-            results.close()
-            return PlainTextResponse(f"farmhand: the login to {server} was refused: {words}", 400)
+            # The SDK's flow waits for a code: a refusal ends it, with the server's words.
+            self.refusal = _printable(query.get("error_description") or query["error"])
+            self._send.close()
+            return PlainTextResponse(f"farmhand: the login was refused: {self.refusal}", 400)
         if not query.get("code"):
-            return PlainTextResponse("farmhand: this address takes a login's redirect only", 400)
+            return PlainTextResponse("farmhand: the redirect carries no code", 400)
         try:
-            results.send_nowait(
-                AuthorizationCodeResult(
-                    code=query["code"], state=query.get("state"), iss=query.get("iss")
-                )
+            self._send.send_nowait(
+                AuthorizationCodeResult(code=query["code"], state=self.state, iss=query.get("iss"))
             )
         except (anyio.WouldBlock, anyio.ClosedResourceError):
             return PlainTextResponse("farmhand: this login has already finished", 409)
-        return PlainTextResponse(f"farmhand: signed in to {server}. You can close this tab.")
+        return PlainTextResponse(f"farmhand: signed in to {self.server}. You can close this tab.")
 
-    return callback
+
+def _printable(text: str, limit: int = 200) -> str:
+    """A remote server's words, safe for a terminal: printable characters, cut short."""
+    clean = "".join(c if c.isprintable() else " " for c in text)
+    return clean if len(clean) <= limit else clean[: limit - 1] + "…"
 
 
 @asynccontextmanager
@@ -156,7 +171,7 @@ async def _sign_in(
     connect_timeout: float,
 ) -> int:
     async def opened(url: str) -> None:
-        callback.asked = True
+        callback.expect(url)
         await show(url)
 
     registered = await store.get_client_info()
