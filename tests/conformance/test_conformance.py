@@ -1,16 +1,16 @@
 """The MCP conformance suite (npm @modelcontextprotocol/conformance), offline, for both
 protocol revisions farmhand speaks: 2025-11-25 (the handshake) and 2026-07-28 (stateless).
 
-Client: `--suite all` with farmhand's own client code as the client under test
-(tests/conformance/farmhand_client.py): every client scenario of the revision passes,
-auth/* included (farmhand's OAuth on the SDK's client, with a browser that allows).
+Client: every scenario of the revision's `--suite all`, with farmhand's own client code as
+the client under test (tests/conformance/farmhand_client.py), passes, auth/* included
+(farmhand's OAuth on the SDK's client, with a browser that allows).
 
 Server: `--suite all` against `farmhand serve`'s /mcp. Many scenarios call fixtures of the
-suite's reference server (tools named test_image_content, prompts named
-test_simple_prompt, resources under test://, logging, completions, sampling) that a
-product server does not have; they do not apply and are not asserted, except that where
-they ask for an unknown prompt or resource the error is the spec's. The scenarios that
-apply to farmhand's own tools pass.
+suite's reference server (SERVER_SCENARIOS says which) that a product server does not
+have; they do not apply and are not asserted, except that where they ask for an unknown
+prompt or resource the answer is the protocol's error. The scenarios that apply to
+farmhand's own tools pass, among them DNS rebinding (the server's own origin let in) and
+2026-07-28's header validation (a whitespace-padded `Mcp-Name` accepted).
 """
 
 from __future__ import annotations
@@ -88,14 +88,21 @@ CLIENT_SCENARIOS = {
         "json-schema-2020-12-preservation",
     ],
 }
-# Server scenarios that apply to farmhand's own tools (the rest need the reference
-# server's fixtures).
+# Server scenarios that apply to farmhand's own tools, all of whose checks pass. The others
+# call fixtures of the suite's reference server that a product server does not have:
+# prompts named test_simple_prompt, resources under test://, tools returning images, audio
+# or progress, asking for sampling or elicitation, `json_schema_2020_12_tool`, tools with
+# x-mcp-header annotations (http-custom-header-server-validation: farmhand's have none),
+# the test_input_required_* tools (input-required-*), the reconnection tool of
+# server-sse-polling, logging and completions.
 SERVER_SCENARIOS = {
     "2025-11-25": [
         "server-initialize",
         "server-session-lifecycle",
         "ping",
         "tools-list",
+        "tools-call-simple-text",
+        "tools-call-error",
         "server-sse-multiple-streams",
         "resources-list",
         "prompts-list",
@@ -104,19 +111,34 @@ SERVER_SCENARIOS = {
     "2026-07-28": [
         "server-stateless",
         "tools-list",
+        "tools-call-simple-text",
+        "tools-call-error",
         "server-sse-multiple-streams",
         "resources-list",
         "prompts-list",
+        "sep-2164-resource-not-found",
         "dns-rebinding-protection",
         "caching",
         "http-header-validation",
-        "http-custom-header-server-validation",
+        "input-required-result-ignore-extra-params",
+        "input-required-result-unsupported-methods",
     ],
 }
-UNKNOWN_PROMPT = ["prompts-get-simple", "prompts-get-with-args", "prompts-get-with-image"]
-UNKNOWN_RESOURCE = ["resources-read-text", "resources-read-binary", "resources-templates-read"]
-# The 2025-11-25 spec's code for an unknown resource; 2026-07-28 retired it for -32602.
-RESOURCE_NOT_FOUND = {"2025-11-25": "-32002", "2026-07-28": "-32602"}
+# Checks of an applicable scenario that need the reference server's diagnostic tool.
+FIXTURE_CHECKS = {
+    "sep-2575-server-rejects-undeclared-capability": "test_missing_capability",
+    "sep-2575-missing-capability-http-400": "test_missing_capability",
+}
+UNKNOWN_PROMPT = {
+    "prompts-get-simple": "test_simple_prompt",
+    "prompts-get-with-args": "test_prompt_with_arguments",
+    "prompts-get-with-image": "test_prompt_with_image",
+}
+UNKNOWN_RESOURCE = {
+    "resources-read-text": "test://static-text",
+    "resources-read-binary": "test://static-binary",
+    "resources-templates-read": "test://template/123/data",
+}
 
 
 def conformance(*args: str, cwd: Path, timeout: float = 900) -> subprocess.CompletedProcess[str]:
@@ -136,16 +158,23 @@ def checks(results: Path, prefix: str) -> list[dict[str, Any]]:
     return found
 
 
-def verdicts(found: list[dict[str, Any]]) -> dict[str, str]:
-    """Status per check (a check the suite repeats counts by its worst outcome)."""
-    order = ["SUCCESS", "WARNING", "SKIPPED", "FAILURE"]
-    worst: dict[str, str] = {}
-    for check in found:
-        if check["status"] == "INFO":
-            continue
-        before = worst.get(check["id"], "SUCCESS")
-        worst[check["id"]] = max(before, check["status"], key=order.index)
-    return worst
+def failed(
+    found: list[dict[str, Any]], lenient: dict[str, set[str]] | None = None
+) -> list[tuple[str, str, str]]:
+    """The checks that did not pass: FAILURE or WARNING (unless `lenient` allows it for that
+    check). SKIPPED is a check of something farmhand does not use (a client that declares no
+    roots, sends no prompts/get), not a failure; a check that failed upstream makes those
+    after it SKIPPED, but is a FAILURE itself."""
+    allowed = lenient or {}
+    return [
+        (c["id"], c["status"], str(c.get("errorMessage")))
+        for c in found
+        if c["status"] in ("FAILURE", "WARNING") and c["status"] not in allowed.get(c["id"], ())
+    ]
+
+
+def passed_some(found: list[dict[str, Any]]) -> bool:
+    return any(c["status"] == "SUCCESS" for c in found)
 
 
 def listed(version: str, kind: str) -> set[str]:
@@ -160,14 +189,19 @@ def listed(version: str, kind: str) -> set[str]:
 
 
 def every_revision(
-    tmp_path_factory: pytest.TempPathFactory, kind: str, *target: str
+    tmp_path_factory: pytest.TempPathFactory, kind: str, *target: str, one_by_one: bool = False
 ) -> dict[str, Path]:
-    """`conformance KIND TARGET --suite all` once per revision; the result folder of each."""
+    """`conformance KIND TARGET --suite all` once per revision; the result folder of each.
+    `one_by_one`: each client scenario of the suite on its own instead (the suite starts
+    a suite's clients all at once, and thirty Python clients starting together on a small
+    machine missed the suite's own deadlines)."""
     results = {}
     for version in VERSIONS:
         folder = results[version] = tmp_path_factory.mktemp(f"{kind}-{version}")
-        suite = ["--spec-version", version, "--suite", "all", "-o", str(folder)]
-        conformance(kind, *target, *suite, cwd=folder)
+        each = [["--scenario", s] for s in CLIENT_SCENARIOS[version]] if one_by_one else []
+        for which in each or [["--suite", "all"]]:
+            suite = ["--spec-version", version, *which, "-o", str(folder)]
+            conformance(kind, *target, *suite, cwd=folder)
     return results
 
 
@@ -178,11 +212,13 @@ def test_every_client_scenario_of_the_revision_is_run_here(version: str) -> None
 
 @pytest.fixture(scope="module")
 def client_results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """Each revision's whole client suite, run once (the suite runs scenarios in parallel)."""
+    """Every client scenario of each revision (the revision's `--suite all`: the test above
+    keeps the list equal to the suite's), one at a time."""
     path = os.pathsep.join([str(ROOT / "src"), str(ROOT)])
     command = f"env PYTHONPATH={path} {sys.executable} {CLIENT}"
     # --timeout: a busy machine starts Python slowly; nothing here asserts time.
-    return every_revision(tmp_path_factory, "client", "--command", command, "--timeout", "120000")
+    target = ["--command", command, "--timeout", "120000"]
+    return every_revision(tmp_path_factory, "client", *target, one_by_one=True)
 
 
 @pytest.mark.parametrize(
@@ -191,13 +227,11 @@ def client_results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 def test_client_scenario_passes_with_farmhands_client(
     version: str, scenario: str, client_results: dict[str, Path]
 ) -> None:
-    found = verdicts(checks(client_results[version], scenario))
+    found = checks(client_results[version], scenario)
     # The suite measures the reconnect delay; "slightly late" is a WARNING it accepts (a busy
     # machine), too early or far too late a FAILURE.
-    lenient = {"client-sse-retry-timing": {"SUCCESS", "WARNING"}}
-    assert found
-    for check, status in found.items():
-        assert status in lenient.get(check, {"SUCCESS"}), (check, status, found)
+    lenient = {"client-sse-retry-timing": {"WARNING"}}
+    assert passed_some(found) and not failed(found, lenient), failed(found, lenient)
 
 
 @pytest.fixture(scope="module")
@@ -244,30 +278,28 @@ def server_results(served: str, tmp_path_factory: pytest.TempPathFactory) -> dic
 def test_server_scenario_passes_on_farmhand_serve(
     version: str, scenario: str, server_results: dict[str, Path]
 ) -> None:
-    found = verdicts(checks(server_results[version], f"server-{scenario}"))
-    assert found and set(found.values()) == {"SUCCESS"}, found
+    found = checks(server_results[version], f"server-{scenario}")
+    for check in [c for c in found if c["id"] in FIXTURE_CHECKS]:
+        assert FIXTURE_CHECKS[check["id"]] in str(check.get("errorMessage")), check
+    rest = [c for c in found if c["id"] not in FIXTURE_CHECKS]
+    assert passed_some(rest) and not failed(rest), failed(rest)
 
 
-@pytest.mark.parametrize(
-    ("version", "scenario"), [(v, s) for v in VERSIONS for s in UNKNOWN_PROMPT]
-)
-def test_an_unknown_prompt_is_invalid_params(
+UNKNOWN = [*UNKNOWN_PROMPT, *UNKNOWN_RESOURCE]
+
+
+@pytest.mark.parametrize(("version", "scenario"), [(v, s) for v in VERSIONS for s in UNKNOWN])
+def test_an_unknown_prompt_or_resource_is_a_protocol_error(
     version: str, scenario: str, server_results: dict[str, Path]
 ) -> None:
+    """The reference server's prompts and resources are not farmhand's: the answer is the
+    protocol's error for an unknown one, naming it (its code per revision is checked by
+    tests/mcpserver/test_error_codes.py), never a crash."""
     found = checks(server_results[version], f"server-{scenario}")
-    messages = " ".join(str(c.get("errorMessage")) for c in found)
-    assert "MCP error -32602: Unknown prompt" in messages, found
-
-
-@pytest.mark.parametrize(
-    ("version", "scenario"), [(v, s) for v in VERSIONS for s in UNKNOWN_RESOURCE]
-)
-def test_an_unknown_resource_is_the_revisions_error(
-    version: str, scenario: str, server_results: dict[str, Path]
-) -> None:
-    found = checks(server_results[version], f"server-{scenario}")
-    messages = " ".join(str(c.get("errorMessage")) for c in found)
-    assert f"MCP error {RESOURCE_NOT_FOUND[version]}: Unknown resource" in messages, found
+    (check,) = [c for c in found if c["id"] == scenario]
+    kind = "prompt" if scenario in UNKNOWN_PROMPT else "resource"
+    name = {**UNKNOWN_PROMPT, **UNKNOWN_RESOURCE}[scenario]
+    assert check["errorMessage"] == f"Failed: Unknown {kind}: {name}", check
 
 
 def test_server_info_names_farmhands_version(served: str) -> None:
