@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Literal
 from urllib.parse import parse_qs, urlsplit
 
 import httpx2
@@ -23,6 +24,7 @@ from mcp.shared.auth import (
     AuthorizationCodeResult,
     OAuthClientInformationFull,
     OAuthClientMetadata,
+    OAuthMetadata,
 )
 from pydantic import AnyUrl
 
@@ -189,16 +191,11 @@ class FarmhandOAuth(OAuthClientProvider):
         return await super()._perform_authorization_code_grant()
 
     def _secret_method(self) -> None:
-        """How a pre-registered client sends its secret: HTTP Basic (RFC 6749 §2.3.1: every
-        server takes it), unless the server's metadata lists only the form field."""
-        client, found = self.context.client_info, self.context.oauth_metadata
-        if client is None or not client.client_secret or self.server.client_id is None:
-            return
-        offered = (found.token_endpoint_auth_methods_supported if found else None) or []
-        only_post = "client_secret_post" in offered and "client_secret_basic" not in offered
-        client.token_endpoint_auth_method = (
-            "client_secret_post" if only_post else "client_secret_basic"
-        )
+        """The way a pre-registered client sends its secret, now that the server's metadata
+        is known (`secret_method`)."""
+        client = self.context.client_info
+        if client is not None and client.client_secret and self.server.client_id is not None:
+            client.token_endpoint_auth_method = secret_method(self.context.oauth_metadata)
 
     def _refresh_early(self) -> None:
         tokens = self.context.current_tokens
@@ -206,17 +203,33 @@ class FarmhandOAuth(OAuthClientProvider):
             self.context.token_expiry_time -= _margin(tokens.expires_in)
 
     def _configured_client(self) -> OAuthClientInformationFull | None:
-        """The pre-registered client of the config (`client_id`), if it names one."""
-        client_id = self.server.client_id
-        if not client_id or _is_metadata_document(client_id):
-            return None
-        secret = self.server.client_secret
-        return OAuthClientInformationFull(
-            client_id=client_id,
-            client_secret=secret,
-            redirect_uris=[AnyUrl(self.browser_redirect)],
-            token_endpoint_auth_method="client_secret_basic" if secret else "none",
-        )
+        return configured_client(self.server, self.browser_redirect, self.store.discovered()[1])
+
+
+def configured_client(
+    server: McpServerConfig, redirect_uri: str, metadata: OAuthMetadata | None
+) -> OAuthClientInformationFull | None:
+    """The pre-registered client of the config (`client_id`), if it names one."""
+    client_id = server.client_id
+    if not client_id or _is_metadata_document(client_id):
+        return None
+    secret = server.client_secret
+    return OAuthClientInformationFull(
+        client_id=client_id,
+        client_secret=secret,
+        redirect_uris=[AnyUrl(redirect_uri)],
+        token_endpoint_auth_method=secret_method(metadata) if secret else "none",
+    )
+
+
+def secret_method(
+    metadata: OAuthMetadata | None,
+) -> Literal["client_secret_basic", "client_secret_post"]:
+    """How a pre-registered client sends its secret: HTTP Basic (RFC 6749 §2.3.1: every
+    server takes it), unless the server's metadata lists only the form field."""
+    offered = (metadata.token_endpoint_auth_methods_supported if metadata else None) or []
+    only_post = "client_secret_post" in offered and "client_secret_basic" not in offered
+    return "client_secret_post" if only_post else "client_secret_basic"
 
 
 def _margin(lifetime: int | None) -> float:

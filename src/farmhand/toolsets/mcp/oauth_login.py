@@ -19,7 +19,9 @@ import anyio
 import httpx2
 import uvicorn
 from mcp.client.auth import OAuthFlowError, OAuthRegistrationError, OAuthTokenError
-from mcp.shared.auth import AuthorizationCodeResult
+from mcp.client.auth.oauth2 import OAuthContext
+from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata
+from pydantic import AnyUrl
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse
@@ -29,7 +31,12 @@ from farmhand.config.models import McpServerConfig
 from farmhand.errors import ConfigError, ToolServerError
 from farmhand.toolsets.mcp.client import MCPToolset
 from farmhand.toolsets.mcp.connection import reason
-from farmhand.toolsets.mcp.oauth_client import Browser, oauth_for
+from farmhand.toolsets.mcp.oauth_client import (
+    PLACEHOLDER_REDIRECT,
+    Browser,
+    configured_client,
+    oauth_for,
+)
 from farmhand.toolsets.mcp.oauth_store import AuthState, TokenFile
 from farmhand.toolsets.mcp.transports import server_target
 
@@ -208,18 +215,36 @@ async def logout(server: McpServerConfig) -> LogoutResult:
         raise ConfigError(f"MCP server {server.name!r} has no URL; OAuth is for http and sse")
     store = TokenFile(server.name, server.base_url)
     tokens, registered = await store.get_tokens(), await store.get_client_info()
-    client_id = registered.client_id if registered else server.client_id
-    secret = registered.client_secret if registered else server.client_secret
-    endpoint = store.discovered()[1]
+    found = store.discovered()[1]
+    client = registered or configured_client(server, PLACEHOLDER_REDIRECT, found)
+    revocation = found.revocation_endpoint if found else None
     revoked: str | None = None
-    revocation = endpoint.revocation_endpoint if endpoint else None
-    if tokens is not None and client_id and revocation is not None:
-        form = {"token": tokens.refresh_token or tokens.access_token, "client_id": client_id}
-        if secret:
-            form["client_secret"] = secret
+    if tokens is not None and client is not None and revocation is not None:
+        # The client authenticates as at the token endpoint: the SDK's own way of doing it.
+        context = OAuthContext(
+            server.base_url,
+            OAuthClientMetadata(redirect_uris=[AnyUrl(PLACEHOLDER_REDIRECT)]),
+            store,
+            None,
+            None,
+            client_info=client,
+        )
+        token = tokens.refresh_token or tokens.access_token
+        form, headers = context.prepare_token_auth(
+            {"token": token, "client_id": client.client_id or ""},
+            {"Content-Type": "application/x-www-form-urlencoded"},
+        )
+        tries = [form]
+        if client.client_secret and "client_secret" not in form:
+            # Some servers (the MCP SDK's among them) read a revocation's secret from the
+            # form even from a client that authenticates with HTTP Basic.
+            tries.append({**form, "client_secret": client.client_secret})
         try:
             async with httpx2.AsyncClient(timeout=30.0) as http:
-                answer = await http.post(str(revocation), data=form)
+                for attempt in tries:
+                    answer = await http.post(str(revocation), data=attempt, headers=headers)
+                    if answer.status_code == 200:
+                        break
             revoked = "revoked" if answer.status_code == 200 else f"HTTP {answer.status_code}"
         except httpx2.HTTPError as exc:
             revoked = f"not reached ({reason(exc)})"
