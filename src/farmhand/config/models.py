@@ -37,6 +37,7 @@ Transport = Literal["stdio", "http", "sse"]
 TRANSPORT_ALIASES: dict[str, Transport] = {"streamable-http": "http"}
 """Other names people write for a transport (Ollama's MCP config says streamable-http)."""
 ApprovalPolicy = Literal["never", "destructive", "always"]
+ServerAuth = Literal["oauth"]
 KeyPath = tuple[str | int, ...]
 
 
@@ -135,6 +136,20 @@ class McpServerConfig(Strict):
     """URL of the server endpoint (http and sse only)."""
     headers: dict[str, str] = {}
     """HTTP headers sent with every request, e.g. Authorization (http and sse only)."""
+    auth: ServerAuth | None = None
+    """`oauth`: sign in to the server with OAuth 2.1 (http and sse only). `farmhand mcp
+    login NAME` runs the browser flow once; the tokens are kept under FARMHAND_HOME and
+    refreshed before they expire."""
+    client_id: str | None = None
+    """OAuth client id registered with the server's authorization server, or the https URL
+    of a client metadata document. Unset: farmhand registers itself (dynamic registration)."""
+    client_secret: str | None = None
+    """The secret of a pre-registered confidential client (`client_id`); use ${env:...}."""
+    scopes: list[str] = []
+    """OAuth scopes to ask for beside those the server names."""
+    callback_port: int | None = Field(default=None, ge=1, le=65535)
+    """Port of the loopback redirect (http://127.0.0.1:PORT/callback) `farmhand mcp login`
+    listens on; needed only when `client_id` was registered with a fixed port."""
     tool_timeout: float | None = Field(default=None, gt=0)
     """Seconds a tool call on this server may take; overrides runtime.tool_timeout."""
     allow_unsafe_command: bool = False
@@ -171,7 +186,34 @@ class McpServerConfig(Strict):
                     " add `base_url: https://host/mcp`"
                 )
             http_url(self.base_url, f" of server {self.name!r}")
+        self._auth_fits()
         return self
+
+    def _auth_fits(self) -> None:
+        oauth_only = [
+            key
+            for key in ("client_id", "client_secret", "scopes", "callback_port")
+            if getattr(self, key)
+        ]
+        if self.auth is None and oauth_only:
+            raise ValueError(
+                f"server {self.name!r} sets {', '.join(oauth_only)} without `auth: oauth`;"
+                " add `auth: oauth` or remove them"
+            )
+        if self.auth is None:
+            return
+        if self.transport == "stdio":
+            raise ValueError(
+                f"stdio server {self.name!r} cannot use `auth: oauth` (it is for http and sse"
+                " servers); remove it, or pass a token through `env`"
+            )
+        if any(key.lower() == "authorization" for key in self.headers):
+            raise ValueError(
+                f"server {self.name!r} has both `auth: oauth` and an Authorization header;"
+                " keep one of them"
+            )
+        if self.client_secret and not self.client_id:
+            raise ValueError(f"server {self.name!r} sets client_secret without client_id")
 
 
 class McpConfig(Strict):
