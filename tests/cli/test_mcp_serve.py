@@ -15,7 +15,9 @@ from mcp import Client, StdioServerParameters
 pytestmark = pytest.mark.anyio
 
 
-async def test_mcp_serve_over_stdio(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("mode", "version"), [("auto", "2026-07-28"), ("legacy", "2025-11-25")])
+async def test_mcp_serve_over_stdio(tmp_path: Path, mode: str, version: str) -> None:
+    """Both protocol revisions: 2026-07-28 where the client speaks it, else the handshake."""
     config = tmp_path / "farmhand.yaml"
     config.write_text("version: v1\nname: cli\n")
     server = StdioServerParameters(
@@ -24,7 +26,8 @@ async def test_mcp_serve_over_stdio(tmp_path: Path) -> None:
         env={**os.environ, "FARMHAND_HOME": str(tmp_path / "home")},
         cwd=str(tmp_path),
     )
-    async with Client(server, read_timeout_seconds=60) as client:
+    async with Client(server, read_timeout_seconds=60, mode=mode) as client:  # type: ignore[arg-type]
+        assert client.protocol_version == version
         names = {tool.name for tool in (await client.list_tools()).tools}
         assert {"list_projects", "create_project", "chat_completions", "list_models"} <= names
         created = await client.call_tool("create_project", {"name": "piped"})

@@ -4,6 +4,7 @@ its own server's /mcp without deadlock, and the MCP inspector CLI (Node 22 from 
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -145,3 +146,60 @@ def test_mcp_inspector_cli_lists_and_calls_the_tools(
     )  # fmt: skip
     reply = json.loads(chat["content"][0]["text"])
     assert reply["choices"][0]["message"]["content"] == "Hello, inspector."
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(("mode", "version"), [("auto", "2026-07-28"), ("legacy", "2025-11-25")])
+async def test_both_protocol_revisions_are_answered(
+    served: tuple[LiveServer, ScriptedProvider], mode: str, version: str
+) -> None:
+    server, _ = served
+    async with Client(server.url + "/mcp", mode=mode) as client:  # type: ignore[arg-type]
+        assert client.protocol_version == version
+        names = {t.name for t in (await client.list_tools()).tools}
+        assert "list_models" in names
+        listed = await client.call_tool("list_models", {})
+    assert not listed.is_error, listed.content
+
+
+def raw_post(port: int, body: bytes, headers: dict[str, str]) -> tuple[int, bytes]:
+    """One HTTP/1.1 POST written by hand: header values go out byte for byte, padding
+    included (an HTTP client library would trim or refuse them)."""
+    lines = ["POST /mcp HTTP/1.1", f"Host: 127.0.0.1:{port}", "Connection: close"]
+    lines += [f"{name}: {value}" for name, value in headers.items()]
+    lines += [f"Content-Length: {len(body)}", "", ""]
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+        sock.sendall("\r\n".join(lines).encode() + body)
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    status = int(answer.split(b" ", 2)[1])
+    return status, answer.split(b"\r\n\r\n", 1)[1]
+
+
+@pytest.mark.parametrize("name", ["list_models", "  list_models  ", "\tlist_models"])
+def test_a_padded_mcp_name_header_is_accepted(
+    served: tuple[LiveServer, ScriptedProvider], name: str
+) -> None:
+    """SEP-2243 / RFC 9110 §5.5: whitespace around a header value is not part of it."""
+    server, _ = served
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    params = {"name": "list_models", "arguments": {}, "_meta": meta}
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})
+    headers = {
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": "2026-07-28",
+        "Mcp-Method": "tools/call",
+        "Mcp-Name": name,
+    }
+    status, answer = raw_post(server.port, body.encode(), headers)
+    assert status == 200, answer
+    reply = json.loads(answer.decode().split("data: ", 1)[-1].split("\n", 1)[0])
+    assert reply["result"]["isError"] is False, reply
+    assert json.loads(reply["result"]["content"][0]["text"])["data"], reply
+    wrong = raw_post(server.port, body.encode(), {**headers, "Mcp-Name": " other_tool "})
+    assert wrong[0] == 400, wrong

@@ -47,8 +47,11 @@ async def test_debug_log_tells_the_mcp_lifecycle(
     text = "\n".join(lines)
     assert "MCP servers for this chat: 1 ['filesystem']" in lines
     assert re.search(r"^MCP server filesystem started \(protocol [\d-]+\)$", text, re.M)
-    loaded = re.search(r"^MCP server filesystem: (\d+) tools loaded: \[(.*)\]$", text, re.M)
-    assert loaded and int(loaded.group(1)) >= 10 and "'list_directory'" in loaded.group(2)
+    loaded = re.search(
+        r"^MCP server filesystem: (\d+) tools loaded \(fresh for (\d+) s\): \[(.*)\]$", text, re.M
+    )
+    assert loaded and int(loaded.group(1)) >= 10 and "'list_directory'" in loaded.group(3)
+    assert int(loaded.group(2)) == 300  # a handshake-era server: the default 5 minutes
     assert re.search(
         r"^tools offered to the model: \d+ \[.*'filesystem:list_directory'", text, re.M
     )

@@ -29,7 +29,11 @@ app.command("run")(run)
 app.command("serve")(serve)
 app.add_typer(tools_app, name="tools", help="List, search and call MCP tools (no model).")
 app.add_typer(config_app, name="config", help="Show or check the configuration.")
-app.add_typer(mcp_app, name="mcp", help="farmhand as an MCP server (projects, chat, tools).")
+app.add_typer(
+    mcp_app,
+    name="mcp",
+    help="farmhand as an MCP server (projects, chat, tools); OAuth login to MCP servers.",
+)
 app.add_typer(rag_app, name="rag", help="Index documents and search them (RAG).")
 models_commands.register(app)
 

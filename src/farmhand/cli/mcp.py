@@ -1,4 +1,5 @@
-"""`farmhand mcp serve`: farmhand's own tools (projects, chat, models, tool search) as an MCP
+"""`farmhand mcp login` / `logout`: the OAuth login of a configured server (mcp_login.py).
+`farmhand mcp serve`: farmhand's own tools (projects, chat, models, tool search) as an MCP
 server over stdio, for clients that start their servers as processes (Claude Desktop,
 Cursor, the MCP inspector). `farmhand mcp llama`: the 19 llama_* tools for llama.cpp's
 llama-server, the same way. stdout carries the protocol; everything else goes to stderr.
@@ -18,11 +19,14 @@ from farmhand.cli.common import (
     quiet_logging,
     user_errors,
 )
+from farmhand.cli.mcp_login import login_command, logout_command
 from farmhand.config.models import FarmhandConfig
 from farmhand.llamaserver.settings import LlamaServerSettings
 from farmhand.paths import farmhand_home
 
 mcp_app = typer.Typer(no_args_is_help=True)
+mcp_app.command("login")(login_command)
+mcp_app.command("logout")(logout_command)
 
 
 @mcp_app.command("serve")

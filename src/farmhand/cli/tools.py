@@ -32,6 +32,8 @@ from farmhand.runtime.tool_paths import servers_for_path
 from farmhand.tools.definition import SEPARATOR, ToolDefinition
 from farmhand.tools.schema import validate_arguments
 from farmhand.toolsets.mcp.discovery import DiscoveryToolset
+from farmhand.toolsets.mcp.oauth_store import auth_description
+from farmhand.toolsets.mcp.transports import where
 
 T = TypeVar("T")
 
@@ -49,6 +51,25 @@ def list_command(tools: ToolsPath = None, config: ConfigOption = None) -> None:
     found, problems = _with_servers(tools, config, lambda jit: jit.all_tools())
     _warn(problems)
     print_tools(found)
+
+
+@tools_app.command("servers")
+def servers_command(config: ConfigOption = None) -> None:
+    """Each configured server: how it is reached and how it signs in (OAuth state)."""
+    with user_errors():
+        cfg = project_config(config)
+    if not cfg.mcp.servers:
+        console.print("no MCP servers in mcp.servers", highlight=False)
+        return
+    width = max(len(s.name) for s in cfg.mcp.servers)
+    for server in cfg.mcp.servers:
+        place = where(server)
+        console.print(
+            f"[cyan]{escape(server.name.ljust(width))}[/]  {escape(place)}  "
+            f"{escape(auth_description(server))}",
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 @tools_app.command("search")

@@ -37,6 +37,7 @@ Transport = Literal["stdio", "http", "sse"]
 TRANSPORT_ALIASES: dict[str, Transport] = {"streamable-http": "http"}
 """Other names people write for a transport (Ollama's MCP config says streamable-http)."""
 ApprovalPolicy = Literal["never", "destructive", "always"]
+ServerAuth = Literal["oauth"]
 KeyPath = tuple[str | int, ...]
 
 
@@ -135,6 +136,20 @@ class McpServerConfig(Strict):
     """URL of the server endpoint (http and sse only)."""
     headers: dict[str, str] = {}
     """HTTP headers sent with every request, e.g. Authorization (http and sse only)."""
+    auth: ServerAuth | None = None
+    """`oauth`: sign in to the server with OAuth 2.1 (http and sse only). `farmhand mcp
+    login NAME` runs the browser flow once; the tokens are kept under FARMHAND_HOME and
+    refreshed before they expire."""
+    client_id: str | None = None
+    """OAuth client id registered with the server's authorization server, or the https URL
+    of a client metadata document. Unset: farmhand registers itself (dynamic registration)."""
+    client_secret: str | None = None
+    """The secret of a pre-registered confidential client (`client_id`); use ${env:...}."""
+    scopes: list[str] = []
+    """OAuth scopes to ask for beside those the server names."""
+    callback_port: int | None = Field(default=None, ge=1, le=65535)
+    """Port of the loopback redirect (http://127.0.0.1:PORT/callback) `farmhand mcp login`
+    listens on; needed only when `client_id` was registered with a fixed port."""
     tool_timeout: float | None = Field(default=None, gt=0)
     """Seconds a tool call on this server may take; overrides runtime.tool_timeout."""
     allow_unsafe_command: bool = False
@@ -171,7 +186,34 @@ class McpServerConfig(Strict):
                     " add `base_url: https://host/mcp`"
                 )
             http_url(self.base_url, f" of server {self.name!r}")
+        self._auth_fits()
         return self
+
+    def _auth_fits(self) -> None:
+        oauth_only = [
+            key
+            for key in ("client_id", "client_secret", "scopes", "callback_port")
+            if getattr(self, key)
+        ]
+        if self.auth is None and oauth_only:
+            raise ValueError(
+                f"server {self.name!r} sets {', '.join(oauth_only)} without `auth: oauth`;"
+                " add `auth: oauth` or remove them"
+            )
+        if self.auth is None:
+            return
+        if self.transport == "stdio":
+            raise ValueError(
+                f"stdio server {self.name!r} cannot use `auth: oauth` (it is for http and sse"
+                " servers); remove it, or pass a token through `env`"
+            )
+        if any(key.lower() == "authorization" for key in self.headers):
+            raise ValueError(
+                f"server {self.name!r} has both `auth: oauth` and an Authorization header;"
+                " keep one of them"
+            )
+        if self.client_secret and not self.client_id:
+            raise ValueError(f"server {self.name!r} sets client_secret without client_id")
 
 
 class McpConfig(Strict):
@@ -257,6 +299,13 @@ class ModelConfig(Strict):
     """Tool-call format to read from the model's output (e.g. hermes_2_pro, llama3_x,
     mistral_nemo, or auto: derived from the model's chat template); detected from the chat
     template or model name when omitted."""
+    chat_template: str | None = None
+    """Embedded model: the chat template to use instead of the one in its GGUF, as llama.cpp's
+    `--chat-template-file` does (for a model whose own template does not offer tools, say):
+    a value with `{{` or `{%` in it is the Jinja text itself; anything else is the path of a
+    file holding it (`file://` optional; relative to this config file), which must exist.
+    The tool-call format is detected from this template; `farmhand chat`, `run` and `serve`
+    take `--chat-template-file` to set it for one run."""
     text_tool_calls: bool = True
     """OpenAI-compatible and Ollama backends: read tool calls the model wrote as text in its
     reply (in the markup of `tool_parser`, else of the family its name suggests) when the
@@ -288,7 +337,9 @@ class ModelConfig(Strict):
     """Context window in tokens (llamacpp); the model's own default when omitted."""
     n_parallel: int | None = Field(default=None, ge=1, le=64)
     """Requests the embedded model answers at once, stepped together by one decode
-    (continuous batching; each gets n_ctx of context). 1: one at a time."""
+    (continuous batching; each gets n_ctx of context). 1: one at a time. When omitted: 4
+    under `farmhand serve` (a server shares the model between clients), 1 in `chat`, `run`
+    and `eval` (one user at a time)."""
     temperature: float | None = Field(default=None, ge=0)
     """Sampling temperature; the backend's default when omitted."""
     max_tokens: int | None = Field(default=None, ge=1)
@@ -319,6 +370,18 @@ class ModelConfig(Strict):
             raise ValueError(str(exc)) from None
         return value
 
+    @field_validator("chat_template")
+    @classmethod
+    def _chat_template_source(cls, value: str | None, info: ValidationInfo) -> str | None:
+        from farmhand.config.chat_template import checked_source
+
+        if value is None:
+            return None
+        context = info.context or {}
+        allowed = context.get("confine")
+        confine = None if allowed is None else (lambda path: _confined(path, allowed))
+        return checked_source(value, context.get("base_dir"), confine)
+
     @field_validator("rag")
     @classmethod
     def _collection_names(cls, names: list[str]) -> list[str]:
@@ -344,6 +407,11 @@ class ModelConfig(Strict):
         if self.provider == "llamacpp":
             if self.model is None and self.model_path is None:
                 self.model = DEFAULT_MODEL_NAME
+        elif self.chat_template is not None:
+            raise ValueError(
+                "chat_template is only for provider llamacpp (the embedded model, whose"
+                f" template farmhand renders); provider {self.provider!r} renders its own"
+            )
         elif self.model_path is not None:
             raise ValueError(
                 f"model_path is only for provider llamacpp; for provider {self.provider!r}"

@@ -30,6 +30,8 @@ DNS rebinding and web pages: inside `farmhand serve` the app's BrowserGuard chec
 and Origin for /mcp as for every route, so the SDK's own check is off here (one rule, in
 one place); see `server/browser_guard.py`.
 
+Header values arrive without surrounding whitespace (`header_values.py`, SEP-2243).
+
 Sessions: `server.mcp_sessions` bounds them per client and in total, with a short idle
 timeout (`mcpserver.sessions.SessionLimiter` in front of the SDK's endpoint; the SDK's own
 idle timer and session cap are set to the same numbers).
@@ -46,6 +48,7 @@ from starlette.routing import BaseRoute, Route
 
 from farmhand.config.limits import McpSessionsConfig
 from farmhand.mcpserver.farmhand_tools import StateGetter, build_server
+from farmhand.mcpserver.header_values import TrimmedHeaderValues
 from farmhand.mcpserver.llama_tools import LlamaTools
 from farmhand.mcpserver.sessions import SessionLimiter
 
@@ -79,4 +82,5 @@ def mcp_endpoint(
     )
     manager = server.session_manager
     limiter = SessionLimiter(manager.handle_request, limits)
-    return McpEndpoint(routes=[Route(PATH, limiter)], run=manager.run, sessions=limiter)
+    route = Route(PATH, TrimmedHeaderValues(limiter))
+    return McpEndpoint(routes=[route], run=manager.run, sessions=limiter)

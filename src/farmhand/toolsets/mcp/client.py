@@ -55,8 +55,12 @@ class MCPToolset:
         connection: ServerConnection | None = None,
         asker: Asker | None = None,
         require_approval: ApprovalPolicy = "never",
+        mode: str = "auto",
     ) -> None:
         self.name = name
+        self.mode = mode
+        """The protocol revision of an owned connection: "auto" (2026-07-28 where the server
+        speaks it, else the handshake) or "legacy" (the handshake only)."""
         self.asker = asker
         self.require_approval = require_approval
         self._target = (
@@ -122,6 +126,7 @@ class MCPToolset:
             self._target,
             connect_timeout=self._connect_timeout,
             asker=self.asker or NO_ONE,
+            mode=self.mode,
         )
         stack = AsyncExitStack()
         group = await stack.enter_async_context(anyio.create_task_group())
@@ -216,7 +221,10 @@ class MCPToolset:
                 if exc.error.code == CONNECTION_CLOSED or not connection.connected:
                     connection.mark_broken(client)
                     raise _ServerGone(exc.error.message) from exc
-                return ToolOutput(f"{self.name}:{name} failed: {exc.error.message}", is_error=True)
+                # A refusal the transport can explain (a login needed) says what to do.
+                advice = connection.target.advice() if connection.target.advice else None
+                why = advice or exc.error.message
+                return ToolOutput(f"{self.name}:{name} failed: {why}", is_error=True)
             except Exception as exc:
                 connection.mark_broken(client)
                 raise _ServerGone(reason(exc)) from exc

@@ -28,12 +28,11 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from farmhand.errors import ToolServerError
 from farmhand.toolsets.mcp.callers import ServerCallers
 from farmhand.toolsets.mcp.elicitation import NO_ONE, Asker, client_info
+from farmhand.toolsets.mcp.tool_lists import ToolList, fetch_tools
 from farmhand.toolsets.mcp.transports import ServerTarget, watched
 
 log = logging.getLogger(__name__)
 
-TOOLS_TTL = 300.0
-"""Seconds a tool list is trusted before it is fetched again."""
 MAX_BACKOFF = 30.0
 TIMEOUTS_BEFORE_RESTART = 3
 """Consecutive calls that time out before the session is restarted (its process group
@@ -92,8 +91,8 @@ class ServerConnection:
         self._error: BaseException | None = None
         self._busy = 0
         self._last_used = time.monotonic()
-        self._tools: list[types.Tool] | None = None
-        self._tools_at = 0.0
+        self._tools: ToolList | None = None
+        self._tools_stale = False  # the server said they changed since the last fetch
         self._tools_changed = anyio.Event()
         self._ever_connected = False
 
@@ -190,7 +189,7 @@ class ServerConnection:
     async def _on_message(self, message: IncomingMessage) -> None:
         if isinstance(message, types.ToolListChangedNotification):
             # Not fetched here: this runs in the session's read loop, which the answer needs.
-            self._tools_at = 0.0
+            self._tools_stale = True
             self._tools_changed.set()
 
     async def _listen_for_tool_changes(self, client: Client) -> None:
@@ -204,7 +203,7 @@ class ServerConnection:
         try:
             async with client.listen(tools_list_changed=True) as changes:
                 async for _ in changes:
-                    self._tools_at = 0.0
+                    self._tools_stale = True
                     self._tools_changed.set()
         except Exception as exc:  # the TTL still bounds how stale the list gets
             log.info("MCP server %s: no tool change events (%s)", self.name, reason(exc))
@@ -215,7 +214,7 @@ class ServerConnection:
             self._tools_changed = anyio.Event()
             try:
                 with anyio.fail_after(self.connect_timeout):
-                    self._store_tools(await _all_tools(client))
+                    await self._fetch_tools(client)
             except Exception as exc:
                 log.warning("MCP server %s: refreshing its tools failed: %s", self.name, exc)
 
@@ -311,21 +310,35 @@ class ServerConnection:
             self.mark_broken(client)
 
     async def tools(self, timeout: float) -> list[types.Tool]:
-        """The server's tools, cached for TOOLS_TTL and refreshed when the server says so."""
-        if self._tools is None or time.monotonic() - self._tools_at > TOOLS_TTL:
+        """The server's tools, cached as long as the server allows (`tool_lists.py`) and
+        refreshed when it says they changed."""
+        listed = self._tools
+        if listed is None or self._tools_stale or not listed.fresh():
             async with self.session() as client:
                 with anyio.fail_after(timeout):
-                    self._store_tools(await _all_tools(client))
-            names = [t.name for t in self._tools or ()]
-            log.debug("MCP server %s: %d tools loaded: %s", self.name, len(names), names)
-        assert self._tools is not None
+                    listed = await self._fetch_tools(client)
+            names = [t.name for t in listed.tools]
+            log.debug(
+                "MCP server %s: %d tools loaded (fresh for %g s): %s",
+                self.name,
+                len(names),
+                listed.ttl,
+                names,
+            )
+        return listed.tools
+
+    async def _fetch_tools(self, client: Client) -> ToolList:
+        self._tools_stale = False  # before: a change announced during the fetch still counts
+        tools = self._tools = await fetch_tools(client)
+        return tools
+
+    @property
+    def tool_list(self) -> ToolList | None:
+        """The last list fetched, with its freshness (None before the first)."""
         return self._tools
 
     def cached_tool(self, name: str) -> types.Tool | None:
-        return next((t for t in self._tools or () if t.name == name), None)
-
-    def _store_tools(self, tools: list[types.Tool]) -> None:
-        self._tools, self._tools_at = tools, time.monotonic()
+        return next((t for t in (self._tools.tools if self._tools else ()) if t.name == name), None)
 
     def close(self) -> None:
         """Ask run() to end the session and return; its task group then finishes."""
@@ -338,20 +351,11 @@ class ServerConnection:
     def failure(self, what: str) -> str:
         """A message naming the server, its command and the end of its stderr."""
         message = f"MCP server {self.name!r} ({self.target.describe}) {what}"
+        advice = self.target.advice() if self.target.advice else None
+        if advice:
+            message += f"; {advice}"
         tail = self.target.stderr.tail() if self.target.stderr else ""
         return f"{message}; its stderr ended with:\n{tail}" if tail else message
-
-
-async def _all_tools(client: Client) -> list[types.Tool]:
-    tools: list[types.Tool] = []
-    cursor: str | None = None
-    for _ in range(100):  # a server whose pages never end cannot hang the listing
-        page = await client.list_tools(cursor=cursor, cache_mode="bypass")
-        tools.extend(page.tools)
-        cursor = page.next_cursor
-        if not cursor:
-            break
-    return tools
 
 
 def reason(exc: BaseException | None) -> str:

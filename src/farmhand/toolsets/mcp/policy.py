@@ -155,6 +155,12 @@ class RequestPolicy:
                 f"MCP server {server.name!r}: allow_unsafe_command can only be set in the"
                 " operator's config file"
             )
+        if server.auth is not None:
+            # The operator's stored tokens must never follow a server a request describes.
+            raise PolicyError(
+                f"MCP server {server.name!r}: `auth: oauth` can only be set in the operator's"
+                " config file; a request passes its own token in `headers` (or `authorization`)"
+            )
         if server.transport == "stdio":
             self._admit_stdio(server)
         else:

@@ -18,13 +18,16 @@ from typing import Any, Protocol, Self
 from urllib.parse import urlsplit, urlunsplit
 
 import anyio
+import httpx2
 from mcp.client import Transport
 from mcp.client.stdio import StdioServerParameters
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.message import SessionMessage
 
 from farmhand.config.models import McpServerConfig
+from farmhand.toolsets.mcp.challenge import Challenge
 from farmhand.toolsets.mcp.http import streamable_http
+from farmhand.toolsets.mcp.oauth_client import FarmhandOAuth, oauth_for
 from farmhand.toolsets.mcp.security import server_environment, validate_command
 from farmhand.toolsets.mcp.sse import sse
 from farmhand.toolsets.mcp.stdio import StderrLog, process_group_stdio, resolve_command
@@ -40,20 +43,46 @@ class ServerTarget:
     open: Callable[[], Target]
     describe: str
     stderr: StderrLog | None = None
+    advice: Callable[[], str | None] | None = None
+    """What the user can do about the last failure, when the transport could tell."""
 
 
-def server_target(server: McpServerConfig) -> ServerTarget:
-    """The target for a server; unsafe commands raise ConfigError."""
+def server_target(server: McpServerConfig, *, auth: httpx2.Auth | None = None) -> ServerTarget:
+    """The target for a server; unsafe commands raise ConfigError. `auth` replaces the
+    OAuth of `auth: oauth` (a login brings its own)."""
     if server.transport == "stdio":
         return _stdio_target(server)
     assert server.base_url is not None  # the config validator requires it for http and sse
     url, headers = server.base_url, dict(server.headers)
-    if server.transport == "sse":
-        return ServerTarget(lambda: sse(url, headers), f"SSE {_shown(url)}")
-    return ServerTarget(lambda: streamable_http(url, headers), f"HTTP {_shown(url)}")
+    challenge = Challenge(server.name) if server.auth is None and auth is None else None
+    open_url = sse if server.transport == "sse" else streamable_http
+
+    current: list[FarmhandOAuth] = []
+
+    def opened() -> Target:
+        # A fresh provider per connection: it reads the token file, which a login or
+        # another process may have changed. No stored login fails here, before any request.
+        oauth = auth or (oauth_for(server) if server.auth == "oauth" else None)
+        current[:] = [oauth] if isinstance(oauth, FarmhandOAuth) else []
+        return open_url(url, headers, oauth, challenge)
+
+    def advice() -> str | None:
+        if challenge is not None:
+            return challenge.advice()
+        return current[0].refusal() if current else None
+
+    kind = "SSE" if server.transport == "sse" else "HTTP"
+    return ServerTarget(opened, f"{kind} {shown_url(url)}", advice=advice)
 
 
-def _shown(url: str) -> str:
+def where(server: McpServerConfig) -> str:
+    """Where a server is, for people: its transport and URL, or its command."""
+    if server.base_url is not None and server.transport != "stdio":
+        return f"{server.transport} {shown_url(server.base_url)}"
+    return f"stdio {server.command}"
+
+
+def shown_url(url: str) -> str:
     """The URL for messages: without credentials or a query string, which may carry tokens."""
     parts = urlsplit(url)
     host = parts.hostname or ""

@@ -6,10 +6,12 @@ import subprocess
 import sys
 
 import anyio
+from mcp.server.caching import CacheHint
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import ToolAnnotations
 
-server = MCPServer("faults")
+# Its tool list may be kept an hour (2026-07-28's ttlMs): what changes it is the change event.
+server = MCPServer("faults", cache_hints={"tools/list": CacheHint(ttl_ms=3_600_000)})
 READ_ONLY = ToolAnnotations(read_only_hint=True)
 
 
