@@ -16,7 +16,9 @@ LiteLLM's proxy pointed at the same backend: the gateway farmhand's users compar
 Dialects: farmhand is measured in OpenAI's chat completions (`farmhand`), in Anthropic's
 Messages (`fh-msgs`: `/v1/messages`, a stream timed until `message_stop`) and in OpenAI's
 Responses (`fh-resp`: `/v1/responses` with `store: false`, as Codex sends it, a stream
-timed until `response.completed`); the baseline is always the backend's own chat
+timed until `response.completed`) and as an A2A agent (`fh-a2a`: JSON-RPC `SendMessage`,
+or `SendStreamingMessage` timed until the status update that completes the task; each
+message a task kept in SQLite); the baseline is always the backend's own chat
 completion, so those rows include translating to and from its shape. LiteLLM is measured
 on chat completions. `relay` is the floor for any gateway written in Python on this stack:
 uvicorn and one aiohttp call per request, the bytes passed through untouched.
@@ -49,7 +51,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -84,6 +86,9 @@ class Dialect:
     body: dict[str, Any]
     last_line: str  # a stream is timed until this line
     text: Callable[[dict[str, Any]], str]  # a non-streamed answer's text
+    stream_body: dict[str, Any] | None = None  # asked this way to stream (else body + stream)
+    headers: dict[str, str] = field(default_factory=dict)
+    ends: Callable[[bytes], bool] | None = None  # a stream's last line, where not one text
 
 
 CHAT = Dialect(BODY, "data: [DONE]", lambda j: j["choices"][0]["message"]["content"])
@@ -98,6 +103,22 @@ RESPONSES = Dialect(
     {"model": "default", "input": "Say something.", "store": False},
     "event: response.completed",
     lambda j: j["output"][-1]["content"][0]["text"],
+)
+# A2A's JSON-RPC: a task per message; a stream ends with the status update that says the
+# task is completed.
+A2A_MESSAGE = {"role": "ROLE_USER", "messageId": "m1", "parts": [{"text": "Say something."}]}
+A2A = Dialect(
+    {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": A2A_MESSAGE}},
+    "(the completed status update)",
+    lambda j: j["result"]["task"]["artifacts"][0]["parts"][0]["text"],
+    stream_body={
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "SendStreamingMessage",
+        "params": {"message": A2A_MESSAGE},
+    },
+    headers={"A2A-Version": "1.0"},
+    ends=lambda line: b"TASK_STATE_COMPLETED" in line,
 )
 # Ollama's /api/generate: NDJSON lines with no closing marker, so a stream is timed to
 # its end (the `done` line is the last one).
@@ -250,13 +271,16 @@ class Target:
 async def one(client: aiohttp.ClientSession, target: Target, stream: bool) -> float:
     dialect = target.dialect
     body = {**dialect.body, "stream": stream}
+    if dialect.stream_body is not None:  # streams by another method, not a "stream" field
+        body = dialect.stream_body if stream else dialect.body
     last_line = dialect.last_line.encode()
+    ends = dialect.ends or (lambda line: line == last_line)
     start = time.perf_counter()
-    async with client.post(target.url, json=body) as response:
+    async with client.post(target.url, json=body, headers=dialect.headers) as response:
         response.raise_for_status()
         if stream:
             async for line in response.content:
-                if line.rstrip(b"\r\n") == last_line:
+                if ends(line.rstrip(b"\r\n")):
                     break
         else:
             assert dialect.text(await response.json())
@@ -400,6 +424,8 @@ def main() -> None:
         config.write_text(
             "runtime:\n  models:\n    - name: default\n      provider: openai\n"
             f"      model: fake\n      base_url: {backend}\n      api_key: none\n"
+            # 32 clients on one key keep 32 A2A tasks running at once.
+            "server:\n  limits:\n    max_agent_tasks: 64\n"
         )
         # Both gateways check the same API key, as they would serving anyone.
         env = {"FARMHAND_API_KEYS": API_KEY, "FARMHAND_HOME": tmp}
@@ -424,6 +450,7 @@ def main() -> None:
             Target(
                 "fh-gen", f"http://127.0.0.1:{farmhand_port}/api/generate", farmhand_pid, GENERATE
             ),
+            Target("fh-a2a", f"http://127.0.0.1:{farmhand_port}/a2a", farmhand_pid, A2A),
         ]
         if litellm is not None and litellm.exists():
             litellm_config = Path(tmp) / "litellm.yaml"

@@ -15,7 +15,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 SOURCE = ROOT / "src" / "farmhand"
 MAP = ROOT / "docs" / "ARCHITECTURE.md"
-ROW = re.compile(r"^\| `(?P<package>[a-z_]+)` \|[^|]*\|(?P<allowed>[^|]*)\|\s*$")
+ROW = re.compile(r"^\| `(?P<package>[a-z][a-z0-9_]*)` \|[^|]*\|(?P<allowed>[^|]*)\|\s*$")
 
 
 def allowed_imports(doc: Path = MAP) -> dict[str, set[str] | None]:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -16,7 +15,7 @@ import httpx
 import openai
 import pytest
 from openai import OpenAI
-from tests.support.farms import Relay
+from tests.support.farms import Relay, settle
 from tests.support.live import LiveServer, scripted_config
 from tests.support.real_servers import everything_over
 
@@ -49,10 +48,7 @@ class Farm:
 
     def settle(self) -> None:
         """Wait until no chat runs (a parked one ends when its question times out)."""
-        runner = self.state.chat_runner()
-        deadline = time.monotonic() + 60
-        while runner.running and time.monotonic() < deadline:
-            time.sleep(0.05)
+        settle(self.state)
 
 
 @pytest.fixture(scope="module")

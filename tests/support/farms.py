@@ -7,6 +7,7 @@ client, `AnthropicFarm` an Anthropic one, both with a plain httpx client beside 
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncGenerator, Sequence
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from farmhand.messages import Message, StreamEvent
 from farmhand.providers.base import GenerationSettings
 from farmhand.providers.scripted import ScriptedProvider
 from farmhand.server.app import create_app
+from farmhand.service.state import ServiceState
 from farmhand.tools.definition import ToolDefinition
 
 USER = [{"role": "user", "content": "hello"}]
@@ -73,6 +75,15 @@ def start(
         max_body_bytes=max_body_bytes,
     )
     return LiveServer(app), relay
+
+
+def settle(state: ServiceState, seconds: float = 60) -> None:
+    """Wait until none of the service's chats runs (a parked one ends when its question
+    times out, a cancelled one at once)."""
+    runner = state.chat_runner()
+    deadline = time.monotonic() + seconds
+    while runner.running and time.monotonic() < deadline:
+        time.sleep(0.05)
 
 
 class Farm:

@@ -1,4 +1,4 @@
-"""`farmhand serve`: the OpenAI- and Ollama-compatible HTTP APIs (and /mcp) under uvicorn.
+"""`farmhand serve`: the OpenAI- and Ollama-compatible HTTP APIs (and /mcp, /a2a) under uvicorn.
 
 Loopback by default. Any other address needs API keys (FARMHAND_API_KEYS), since the API
 runs models and starts MCP servers on this machine. Ctrl-C / SIGTERM shut down gracefully:
@@ -65,7 +65,7 @@ def serve(
     ] = None,
     config: ConfigOption = None,
 ) -> None:
-    """Serve the OpenAI (/v1) and Ollama (/api) APIs with server-side MCP tools, and /mcp."""
+    """Serve the OpenAI (/v1) and Ollama (/api) APIs with server-side MCP tools, /mcp and /a2a."""
     import uvicorn
 
     from farmhand.server.app import create_app

@@ -2,7 +2,8 @@
 
 Every number here caps an amplification a client could otherwise ask for with a small
 request: references that expand to stored items, glob patterns matched over every tool,
-MCP sessions held open on `/mcp`, and the full text of long tool results kept on disk.
+MCP sessions held open on `/mcp`, A2A tasks left running, and the full text of long tool
+results kept on disk.
 Each has an upper limit too, so a typo of a few extra digits is an error, not a bound
 that is no bound.
 """
@@ -37,6 +38,12 @@ class LimitsConfig(_Section):
     `search_tools`)."""
     max_search_wildcards: int = Field(default=16, ge=0, le=100_000)
     """Most wildcards (`*`, `?`, `[...]`) in one tool search pattern."""
+    max_agent_tasks: int = Field(default=8, ge=1, le=100_000)
+    """Most A2A tasks (`/a2a`) one client may have running or waiting on a question at
+    once: a task outlives the request that started it, so this bounds what a client can
+    leave running; another message is refused until one ends."""
+    max_agent_tasks_total: int = Field(default=64, ge=1, le=1_000_000)
+    """Most A2A tasks running or waiting on a question at once, all clients together."""
 
 
 class McpSessionsConfig(_Section):

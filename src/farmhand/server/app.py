@@ -2,14 +2,16 @@
 app owns its ServiceState (config, providers, MCP pool), kept on `app.state.farmhand`.
 
 Routes: OpenAI's dialect (/v1), projects (/v1/projects), Ollama's (/api), farmhand's own
-MCP server (/mcp), the playground page at / (`playground_api.py`). Every route sits behind
+MCP server (/mcp), the A2A agent (/a2a and its card, `a2aserver/endpoint.py`), the
+playground page at / (`playground_api.py`). Every route sits behind
 the same middleware, outermost first: `BrowserGuard` (Host and Origin: no other site's page
 gets in), CORS for the operator's listed origins only, then `GateMiddleware` (API keys, body
 size, strict JSON bodies), then `CancelOnDisconnect` (a request whose client left stops: its
 model is free at once).
 
-The lifespan opens the MCP pool, the /mcp session manager and the runner of the chats that
-outlive their request (a Responses chat paused on a question) on startup; on shutdown
+The lifespan opens the MCP pool, the /mcp session manager, the runner of the chats that
+outlive their request (a Responses chat or an A2A task paused on a question) and the A2A
+request handler on startup; on shutdown
 (after uvicorn has let in-flight requests finish) it closes every MCP session, reaps the
 server processes and closes the providers (and stops a llama-server that the llama_* tools
 started, when the config has `llama_server:`).
@@ -31,10 +33,12 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
+from farmhand.a2aserver.endpoint import A2AEndpoint
 from farmhand.config.models import FarmhandConfig
 from farmhand.errors import RequestError
 from farmhand.mcpserver.http import mcp_endpoint
 from farmhand.mcpserver.llama_tools import llama_tools_for
+from farmhand.mcpserver.sessions import CLIENT_KEY
 from farmhand.paths import farmhand_home
 from farmhand.runtime.questions import PendingAnswers
 from farmhand.server import (
@@ -94,6 +98,8 @@ def create_app(
     llama = llama_tools_for(config.llama_server, state.home, state.policy)
     # Host and Origin of /mcp are checked by BrowserGuard, like every other route.
     mcp = mcp_endpoint(lambda: state, llama=llama, sessions=config.server.mcp_sessions)
+    # The A2A agent's tasks belong to the client the gate recognised (its key's digest).
+    a2a = A2AEndpoint(state, requires_keys=bool(keys), client_key=CLIENT_KEY)
     hosts = HostRule.allowing([*config.server.allowed_hosts, *allowed_hosts])
     origins = config.server.allowed_origins
 
@@ -101,7 +107,13 @@ def create_app(
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
         try:
             # The pool outlives the MCP sessions and the chats (paused ones end first).
-            async with state.pool, mcp.run(), state.chat_runner(), anyio.create_task_group() as tg:
+            async with (
+                state.pool,
+                mcp.run(),
+                state.chat_runner(),
+                a2a.run(),  # its tasks end before the chats they read
+                anyio.create_task_group() as tg,
+            ):
                 tg.start_soon(state.models.sweep_forever)  # keep_alive, without a request
                 yield
                 tg.cancel_scope.cancel()
@@ -113,7 +125,7 @@ def create_app(
                     await llama.aclose()
 
     app = Starlette(
-        routes=[*_routes(), *mcp.routes],
+        routes=[*_routes(), *mcp.routes, *a2a.routes],
         middleware=[
             Middleware(BrowserGuard, hosts=hosts, origins=origins),
             *_cors(origins),

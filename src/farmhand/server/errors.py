@@ -15,7 +15,7 @@ whose message says what to fix; only farmhand's own failures and its backends' a
 Each dialect renders the same (status, message, type, param, code) its own way: OpenAI's
 `{"error": {"message", "type", "param", "code"}}`, Ollama's `{"error": "message"}`,
 Anthropic's `{"type": "error", "error": {"type", "message"}}` (/v1/messages), and for /mcp
-(refused before the MCP SDK sees the request) a JSON-RPC error object.
+and /a2a (refused before the MCP or A2A SDK sees the request) a JSON-RPC error object.
 """
 
 from __future__ import annotations
@@ -151,8 +151,10 @@ def error_headers(exc: BaseException) -> dict[str, str] | None:
 
 
 def dialect_for_path(path: str) -> Dialect:
-    """Ollama's paths live under /api, MCP's at /mcp, Anthropic's at /v1/messages;
-    everything else answers in OpenAI's shape."""
+    """Ollama's paths live under /api, MCP's at /mcp, Anthropic's at /v1/messages, A2A's
+    JSON-RPC at /a2a (answered like /mcp's); everything else answers in OpenAI's shape."""
+    if path == "/a2a":
+        return "mcp"
     if path == "/v1/messages" or path.startswith("/v1/messages/"):
         return "anthropic"
     if path == "/api" or path.startswith("/api/"):

@@ -239,6 +239,28 @@ JSON_RPC = {
 }
 
 
+A2A_JSON_RPC = {
+    "type": "object",
+    "properties": {
+        "jsonrpc": {"const": "2.0"},
+        "method": {
+            "enum": [
+                "SendMessage",
+                "SendStreamingMessage",
+                "GetTask",
+                "ListTasks",
+                "CancelTask",
+                "SubscribeToTask",
+            ]
+        },
+        "id": {},
+        "params": {"type": "object"},
+    },
+    "required": ["jsonrpc", "method", "params"],
+}
+A2A_VERSION = {"name": "A2A-Version", "in": "header", "required": True, "schema": {"const": "1.0"}}
+
+
 def _path_param(name: str) -> dict[str, Any]:
     return {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
 
@@ -324,6 +346,13 @@ def openapi_document(version: str) -> dict[str, Any]:
         "/api/tasks/{task_id}": {"get": _operation("A chat's task record", params=("task_id",))},
         "/api/version": {"get": _operation("Ollama version")},
         "/mcp": {"post": _operation("farmhand's MCP server (streamable HTTP)", JSON_RPC)},
+        "/a2a": {
+            "post": {
+                **_operation("farmhand as an A2A 1.0 agent (JSON-RPC)", A2A_JSON_RPC),
+                "parameters": [A2A_VERSION],
+            }
+        },
+        "/.well-known/agent-card.json": {"get": _operation("The A2A agent card")},
         "/playground/{name}": {
             "get": _operation("A file of the playground page", params=("name",))
         },

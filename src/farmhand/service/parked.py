@@ -152,6 +152,19 @@ class ChatRunner:
         finally:
             if not parked:
                 running.scope.cancel()
+                running.events.close()  # read to its end or left: nobody reads it again
+
+    def drop(self, question_id: str) -> bool:
+        """Cancel the chat parked on `question_id` (its client gave up on it); False when
+        none is."""
+        running = self._parked.pop(question_id, None)
+        if running is None:
+            return False
+        self.answers.discard(question_id)
+        running.parked_on = None
+        running.scope.cancel()
+        running.events.close()
+        return True
 
     def answer(
         self,

@@ -103,6 +103,12 @@ class ProjectStore:
 
     # Reading
 
+    def namespaces(self) -> list[str]:
+        """The namespaces that hold a folder, by name (each may hold no valid project)."""
+        if not self.root.is_dir():
+            return []
+        return sorted(e.name for e in self.root.iterdir() if _valid(e.name) and e.is_dir())
+
     def list(self, namespace: str) -> list[Project]:
         """The namespace's projects by name; an unknown namespace has none. A project whose
         file no longer validates (edited by hand) raises its ConfigError on `get`, and is

@@ -18,6 +18,7 @@ from farmhand.providers.base import Provider
 from farmhand.providers.engine import SERVED_N_PARALLEL
 from farmhand.providers.factory import provider_for
 from farmhand.runtime.questions import PendingAnswers
+from farmhand.service.agent_tasks import AgentTaskStore
 from farmhand.service.eval_reports import EvalReports
 from farmhand.service.loaded_models import LoadedModels
 from farmhand.service.model_files import LoadedModel, ModelFiles
@@ -50,6 +51,8 @@ class ServiceState:
     tasks: TaskStore | None = None
     # Stored responses (the Responses API's `store`), same file, opened on first use.
     responses: ResponseStore | None = None
+    # A2A tasks' whole records (`agent_tasks.py`), same file, opened on first use.
+    agent_tasks: AgentTaskStore | None = None
     outside_config: bool = False
     """The config came from a client (a project written through the API), not the operator:
     its MCP servers are held to the request policy like a request's own."""
@@ -133,7 +136,16 @@ class ServiceState:
             self.responses = ResponseStore.in_home(self.home)
         return self.responses
 
+    def agent_task_store(self) -> AgentTaskStore:
+        if self.agent_tasks is None:
+            self.task_store()  # first: it fails the tasks a previous run left working
+            self.agent_tasks = AgentTaskStore.in_home(self.home)
+        return self.agent_tasks
+
     async def aclose(self) -> None:
+        if self.agent_tasks is not None:
+            self.agent_tasks.close()
+            self.agent_tasks = None
         if self.responses is not None:
             self.responses.close()
             self.responses = None
