@@ -123,6 +123,12 @@ class McpServerConfig(Strict):
 
     name: str = Field(min_length=1)
     """Unique server name; models refer to it in `mcp_servers`."""
+    description: str = ""
+    """What the server is for, in a few words: shown by `farmhand tools list`, and matched
+    by `mcp_discover` patterns (a pattern that matches it finds all the server's tools)."""
+    capabilities: list[str] = []
+    """Tags for what the server can do (e.g. files, git, sql): shown and matched like
+    `description`."""
     transport: Transport = "stdio"
     """How to reach the server: a local subprocess (stdio) or a URL (http, sse)."""
     command: str | None = None
