@@ -3,7 +3,7 @@ Q ?= List the files in the examples folder.
 TOOLS ?= examples
 PYTEST_ARGS ?=
 
-.PHONY: chat test setup lint bench bench-data bench-rag
+.PHONY: chat test setup lint bench bench-data bench-rag docs-screenshots
 
 setup:
 	@scripts/setup.sh
@@ -18,6 +18,10 @@ lint: setup
 
 test: lint
 	.venv/bin/pytest $(PYTEST_ARGS)
+
+# The docs' screenshots, taken again by the browser tests (scripts/docs_screenshots.py).
+docs-screenshots: setup
+	.venv/bin/python scripts/docs_screenshots.py
 
 # LiteLLM's proxy, the gateway bench/serve_overhead.py compares farmhand with, in a venv of
 # its own (its pins must not move farmhand's).

@@ -12,7 +12,10 @@ again for each level with `-np N` and `-c` N x the context, so each slot has the
 farmhand's model has. The servers run one after the other, never at the same time. For each
 level: wall time, aggregate completion tokens per second (completion tokens of all chats
 over the wall time), p50 and p95 latency of a chat, and calls parsed (a chat whose answer
-has a structured tool call naming the tool the question needs).
+has a structured tool call naming the tool the question needs), and the prompt tokens each
+server evaluated against those it was sent (farmhand's `/api/ps` count, llama-server's
+`timings.prompt_n`): the chats share their system prompt and tools, so a server that shares
+prompt heads evaluates that head once.
 
 Run: .venv/bin/python bench/concurrency.py [--levels 1 4 8] [--chats 8] [--max-tokens 128]
      [--model-path GGUF] [--n-ctx 4096] [--n-parallel N] [--skip-llama-server]
@@ -24,16 +27,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
-import signal
-import socket
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,9 +37,9 @@ from typing import Any
 import httpx
 from openai import AsyncOpenAI
 
-from farmhand.llamaserver.process import child_environment, find_llama_server
 from farmhand.models.assemble import ensure_model
 from farmhand.models.catalog import DEFAULT_MODEL
+from served import farmhand_serving, llama_server_serving
 
 
 def _tool(name: str, description: str, **properties: str) -> dict[str, Any]:
@@ -95,6 +91,8 @@ class Outcome:
     seconds: float
     completion_tokens: int
     parsed: bool
+    prompt_tokens: int = 0
+    evaluated: int | None = None  # prompt tokens the server evaluated (llama-server's timings)
 
 
 @dataclass
@@ -103,6 +101,13 @@ class Row:
     level: int
     wall: float
     outcomes: list[Outcome]
+    evaluated: int | None = None  # prompt tokens evaluated over the level, if the server says
+
+    def evaluated_cell(self) -> str:
+        sent = sum(o.prompt_tokens for o in self.outcomes)
+        each = [o.evaluated for o in self.outcomes]
+        evaluated = self.evaluated if None in each else sum(e or 0 for e in each)
+        return "?" if evaluated is None else f"{evaluated}/{sent}"
 
     def cells(self) -> list[str]:
         latencies = sorted(o.seconds for o in self.outcomes)
@@ -116,6 +121,7 @@ class Row:
             f"{statistics.median(latencies):.1f} s",
             f"{p95:.1f} s",
             f"{sum(o.parsed for o in self.outcomes)}/{len(self.outcomes)}",
+            self.evaluated_cell(),
         ]
 
 
@@ -133,7 +139,25 @@ async def _chat(client: AsyncOpenAI, model: str, index: int, max_tokens: int) ->
     calls = reply.choices[0].message.tool_calls or []
     parsed = any(getattr(c, "function", None) and c.function.name == tool for c in calls)
     usage = reply.usage
-    return Outcome(seconds, usage.completion_tokens if usage else 0, parsed)
+    timings = (reply.model_extra or {}).get("timings") or {}
+    return Outcome(
+        seconds,
+        usage.completion_tokens if usage else 0,
+        parsed,
+        usage.prompt_tokens if usage else 0,
+        timings.get("prompt_n"),
+    )
+
+
+def _evaluated_so_far(url: str) -> int | None:
+    """farmhand's count of prompt tokens its engine evaluated (`/api/ps`), None elsewhere."""
+    try:
+        models = httpx.get(url.removesuffix("/v1") + "/api/ps", timeout=30).json()["models"]
+    except (httpx.HTTPError, ValueError, KeyError):
+        return None
+    engines = [m.get("farmhand") for m in models if isinstance(m, dict)]
+    counts = [e["prompt_tokens_processed"] for e in engines if e and "prompt_tokens_processed" in e]
+    return sum(counts) if counts else None
 
 
 async def _level(url: str, model: str, level: int, chats: int, max_tokens: int) -> Row:
@@ -147,51 +171,16 @@ async def _level(url: str, model: str, level: int, chats: int, max_tokens: int) 
             index = pending.pop(0)
             outcomes.append(await _chat(client, model, index, max_tokens))
 
+    before = _evaluated_so_far(url)
     started = time.perf_counter()
     async with asyncio.TaskGroup() as group:
         for _ in range(level):
             group.create_task(worker())
     wall = time.perf_counter() - started
     await client.close()
-    return Row("", level, wall, outcomes)
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def _wait_ready(url: str, process: subprocess.Popen[bytes], seconds: float = 300) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise SystemExit(f"the server exited with {process.returncode} while starting")
-        try:
-            if httpx.get(url, timeout=2).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.5)
-    raise SystemExit(f"{url} was not ready after {seconds:.0f} s")
-
-
-@contextmanager
-def _running(command: list[str], health: str, env: dict[str, str], cwd: Path) -> Iterator[None]:
-    log = open(cwd / "server.log", "ab")  # noqa: SIM115 - closed below
-    process = subprocess.Popen(command, env=env, cwd=cwd, stdout=log, stderr=log)
-    try:
-        _wait_ready(health, process)
-        yield
-    finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        log.close()
+    after = _evaluated_so_far(url)
+    evaluated = None if before is None or after is None else after - before
+    return Row("", level, wall, outcomes, evaluated)
 
 
 def _measured(server: str, port: int, level: int, args: argparse.Namespace) -> Row:
@@ -203,35 +192,14 @@ def _measured(server: str, port: int, level: int, args: argparse.Namespace) -> R
 
 
 def farmhand_rows(gguf: Path, args: argparse.Namespace, work: Path) -> list[Row]:
-    port = _free_port()
-    (work / "farmhand.yaml").write_text(
-        f"server:\n  engine:\n    max_queue: 64\nruntime:\n  models:\n"
-        f"    - name: bench\n      model_path: {gguf}\n      n_ctx: {args.n_ctx}\n"
-        + (f"      n_parallel: {args.n_parallel}\n" if args.n_parallel else "")
-    )
-    env = {**os.environ, "FARMHAND_API_KEYS": ""}
-    command = [sys.executable, "-m", "farmhand", "serve", "--port", str(port)]
-    with _running(command, f"http://127.0.0.1:{port}/health", env, work):
+    with farmhand_serving(gguf, work, n_ctx=args.n_ctx, n_parallel=args.n_parallel) as port:
         return [_measured("farmhand", port, level, args) for level in args.levels]
 
 
 def llama_server_rows(gguf: Path, args: argparse.Namespace, work: Path) -> list[Row]:
-    binary = find_llama_server()
-    env = {**os.environ, **child_environment(binary)}
     rows = []
-    for level in args.levels:
-        port = _free_port()
-        command = [
-            str(binary),
-            "-m", str(gguf),
-            "--jinja",
-            "-np", str(level),
-            "-c", str(args.n_ctx * level),
-            "-t", str(os.cpu_count() or 1),
-            "--host", "127.0.0.1",
-            "--port", str(port),
-        ]  # fmt: skip
-        with _running(command, f"http://127.0.0.1:{port}/health", env, work):
+    for level in args.levels:  # a fresh server per level: -np is fixed at start
+        with llama_server_serving(gguf, work, n_ctx=args.n_ctx, n_parallel=level) as port:
             rows.append(_measured("llama-server", port, level, args))
     return rows
 
@@ -255,7 +223,8 @@ def main() -> None:
         rows = farmhand_rows(gguf, args, work)
         if not args.skip_llama_server:
             rows += llama_server_rows(gguf, args, work)
-    header = ["server", "clients", "wall", "tok/s (aggregate)", "p50", "p95", "calls parsed"]
+    header = ["server", "clients", "wall", "tok/s (aggregate)", "p50", "p95", "calls parsed",
+              "prompt tokens evaluated/sent"]  # fmt: skip
     print("\n| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
     for row in rows:

@@ -18,7 +18,12 @@ prompt prefix it has already seen, and every run after the first would skip prom
 Prompt tok/s is prompt tokens over the time to the first text; generation tok/s is the tokens
 after the first over the time from the first text to the end. Medians are reported.
 
+With `--n-parallel N` the provider takes the batched path `farmhand serve` uses (a context of
+N sequences stepped by one decode per token, `llama_batch.py`), on a second copy of the model
+so the baseline's context stays as llama-cpp-python makes it.
+
 Run: .venv/bin/python bench/embedded_tokens_per_second.py [--runs 3] [--max-tokens 128]
+     [--n-parallel 4]
 
 Timings are printed, never asserted; on a busy machine read them as rough.
 """
@@ -156,6 +161,9 @@ def farmhand_run(provider: LlamaCppProvider, messages: list[Message], max_tokens
 
     async def go() -> Run:
         provider.llama.reset()
+        if provider.batch is not None:  # the batched slots keep heads too: empty them
+            async with provider.engine.turn() as turn:
+                await turn.call(provider.batch.forget)
         start = time.perf_counter()
         first: float | None = None
         pieces: list[str] = []
@@ -195,6 +203,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--max-tokens", type=int, default=128, help="tokens to generate per run")
     parser.add_argument("--runs", type=int, default=3, help="timed runs of each (alternating)")
     parser.add_argument("--prompt", default=DEFAULT_PROMPT, help="the user message to send")
+    parser.add_argument(
+        "--n-parallel",
+        type=int,
+        default=1,
+        help="the provider's sequences (>1: the batched path `farmhand serve` takes, on a"
+        " model loaded a second time; the raw baseline keeps its own)",
+    )
     args = parser.parse_args(argv)
     if args.runs < 1 or args.max_tokens < 2:
         parser.error("--runs must be at least 1 and --max-tokens at least 2")
@@ -208,7 +223,8 @@ def main(argv: list[str] | None = None) -> int:
     if not callable(getattr(llama, "reset", None)):
         print("this llama-cpp-python has no Llama.reset(); cannot clear the KV cache between runs")
         return 1
-    provider = LlamaCppProvider(llama, model_name=path.stem)
+    own = llama if args.n_parallel == 1 else load_llama(Path(path), n_ctx=DEFAULT_N_CTX)
+    provider = LlamaCppProvider(own, model_name=path.stem, n_parallel=args.n_parallel)
     messages = [Message.user(args.prompt)]
     prompt = provider.render(messages, [])
     is_end = end_of_generation(llama)

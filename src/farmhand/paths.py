@@ -27,3 +27,9 @@ def rag_dir(home: Path | None = None) -> Path:
     if env:
         return Path(env).expanduser()
     return (home or farmhand_home()) / "rag"
+
+
+def eval_reports_dir(home: Path | None = None) -> Path:
+    """The pages `farmhand eval --html` keeps, which the playground lists: `eval/` under
+    `home` (farmhand's)."""
+    return (home or farmhand_home()) / "eval"

@@ -115,3 +115,24 @@ def test_parse_target_strategies_sampling_and_fields() -> None:
 def test_parse_target_errors(spec: str, needle: str) -> None:
     with pytest.raises(ConfigError, match=needle):
         parse_target(spec, FarmhandConfig())
+
+
+def test_html_writes_the_page_and_keeps_a_copy_under_farmhand_home(
+    built: list[ModelConfig], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FARMHAND_HOME", str(tmp_path / "home"))
+    code, out = invoke(
+        "-t", "default", "-t", "default,description=bad,label=worse", "--html", "r.html"
+    )
+    assert code == 0, out
+    page = (tmp_path / "r.html").read_text()
+    assert page.startswith("<!doctype html>") and "<figcaption>single</figcaption>" in page
+    [kept] = (tmp_path / "home" / "eval").iterdir()
+    assert kept.name.endswith("-builtin.html") and kept.read_text() == page
+    assert "farmhand eval: builtin" in out  # the table is printed as before
+
+
+def test_html_into_a_missing_folder_fails_before_the_run(built: list[ModelConfig]) -> None:
+    code, out = invoke("--html", "no/such/folder/r.html")
+    assert code == 1 and "the folder no/such/folder does not exist" in out
+    assert built == []  # no model was loaded

@@ -392,6 +392,7 @@ def test_model_fields_match_the_documented_layout() -> None:
         "api_key",
         "tool_call_strategy",
         "tool_parser",
+        "chat_template",
         "text_tool_calls",
         "constrained",
         "prefix_cache",
@@ -409,6 +410,7 @@ def test_model_fields_match_the_documented_layout() -> None:
         "model_api_parameters",
     }
     assert hints["mcp_servers"] == list[str] | None
+    assert hints["chat_template"] == str | None
 
 
 def test_inline_tools_in_any_format_become_openai_shaped(tmp_path: Path) -> None:

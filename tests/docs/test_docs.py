@@ -1,9 +1,11 @@
 """The docs: `mkdocs build --strict` passes (no broken link, no page left out of the
 navigation), the configuration reference names every key of every config model with its
-docstring, and the README keeps the two commands it opens with."""
+docstring, the README keeps the two commands it opens with, and every image is a
+screenshot a browser test takes (`make docs-screenshots` takes them again)."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -57,3 +59,18 @@ def test_the_reference_has_every_key_and_its_docstring() -> None:
 def test_the_readme_opens_with_its_two_commands() -> None:
     readme = (ROOT / "README.md").read_text()
     assert readme.startswith("# farmhand\n\n" + OPENING)
+
+
+SCREENSHOT = re.compile(r'screenshot\(\s*path=.*?"([\w.-]+\.png)"')
+
+
+def test_every_image_is_a_screenshot_a_test_takes_and_every_page_uses_its_images() -> None:
+    taken = {
+        name
+        for source in (ROOT / "tests").rglob("*.py")
+        for name in SCREENSHOT.findall(source.read_text())
+    }
+    images = {path.name for path in (ROOT / "docs" / "images").iterdir()}
+    assert images and images <= taken, images - taken
+    pages = "".join(page.read_text() for page in (ROOT / "docs").glob("*.md"))
+    assert set(re.findall(r"\(images/([\w.-]+)\)", pages)) == images

@@ -59,10 +59,13 @@ def _engine(port: int) -> dict[str, Any]:
 
 
 @contextmanager
-def _served(tmp_path: Path, max_queue: int) -> Iterator[tuple[int, Served]]:
+def _served(
+    tmp_path: Path, max_queue: int, n_parallel: int | None = None
+) -> Iterator[tuple[int, Served]]:
     (tmp_path / "farmhand.yaml").write_text(
         f"server:\n  engine:\n    max_queue: {max_queue}\n"
         "runtime:\n  models:\n    - name: default\n      n_ctx: 4096\n"
+        + (f"      n_parallel: {n_parallel}\n" if n_parallel else "")
     )
     port = free_port()
     with serving("--port", str(port), cwd=tmp_path, env={"FARMHAND_API_KEYS": ""}) as served:
@@ -79,7 +82,7 @@ def server(tmp_path: Path) -> Iterator[tuple[int, Served]]:
 @pytest.fixture
 def no_queue_server(tmp_path: Path) -> Iterator[tuple[int, Served]]:
     """A model that takes one request and queues none."""
-    with _served(tmp_path, max_queue=0) as served:
+    with _served(tmp_path, max_queue=0, n_parallel=1) as served:
         yield served
 
 

@@ -108,3 +108,28 @@ async def test_a_damaged_file_is_dropped_and_the_prompt_processed(
     assert calls(await turn(again, "List the files in docs.")) == expected
     assert again.last_prefix == "saved"  # the bad file was replaced by a good one
     assert saved.stat().st_size > 1000
+
+
+async def test_a_batched_context_is_seeded_from_disk_after_a_restart(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`farmhand serve` with n_parallel: the head a sequence computed is saved once it is
+    done, and the next process restores it into a free slot before its first turn."""
+    monkeypatch.setenv("FARMHAND_HOME", str(tmp_path))
+    question = "List the files in the examples folder."
+    outcomes = []
+    for _ in range(2):  # two processes, as it were: each loads the model afresh
+        provider = LlamaCppProvider(
+            load_llama(ensure_model(DEFAULT_MODEL)), n_parallel=2, prefix_cache=True
+        )
+        try:
+            events = await turn(provider, question)
+            outcomes.append((provider.last_prefix, provider.processed_prompt_tokens, events))
+        finally:
+            provider.engine.close()
+            assert provider.engine.join(60)
+        assert len(list(tmp_path.rglob("*.kv"))) == 1
+    (first, full, computed), (second, processed, restored) = outcomes
+    assert (first, second) == ("saved", "restored")
+    assert processed < full / 4  # only the question and what follows
+    assert calls(computed) == calls(restored) != []

@@ -18,7 +18,7 @@ from tests.support.browser import Watched, headless_chromium, screenshot_dir, wa
 from tests.support.live import LiveServer, scripted_config
 
 from farmhand.config.models import McpServerConfig, ModelConfig
-from farmhand.messages import Message, StreamEvent, TextDelta
+from farmhand.messages import Message, StreamEvent, TextDelta, ToolCallDelta
 from farmhand.providers.base import GenerationSettings, Provider
 from farmhand.providers.scripted import ScriptedProvider
 from farmhand.server.app import create_app
@@ -32,7 +32,9 @@ QUESTION_TIMEOUT = 30.0
 
 class PageModel:
     """The model behind every chat: plays `script`, or, while `hold` is set, writes a few
-    words and then waits until its turn is cancelled (which it records)."""
+    words and then waits until its turn is cancelled (which it records). With
+    `pause_in_arguments` set, it stops after the first piece of a call's arguments until
+    `resume` is set, so a test can look at a call being written."""
 
     name = "page-model"
 
@@ -41,6 +43,8 @@ class PageModel:
         self.hold = False
         self.waiting = threading.Event()
         self.cancelled = threading.Event()
+        self.pause_in_arguments = False
+        self.resume = threading.Event()
 
     async def stream(
         self,
@@ -51,6 +55,11 @@ class PageModel:
         if not self.hold:
             async for event in self.script.stream(messages, tools, settings):
                 yield event
+                if self.pause_in_arguments and isinstance(event, ToolCallDelta) and event.arguments:
+                    self.pause_in_arguments = False
+                    self.waiting.set()
+                    while not self.resume.is_set():
+                        await anyio.sleep(0.02)
             return
         yield TextDelta("Counting the sheep, ")
         self.waiting.set()
@@ -109,6 +118,8 @@ def browser() -> Iterator[Browser]:
 def watched(browser: Browser, playground: Playground) -> Iterator[Watched]:
     playground.model.script = ScriptedProvider()
     playground.model.hold = False
+    playground.model.pause_in_arguments = False
+    playground.model.resume.set()  # nothing stays paused after a test
     watched = watched_page(browser)
     yield watched
     watched.page.context.close()

@@ -1,5 +1,6 @@
 """axe-core's scan of the playground finds no serious or critical violation: the empty
-page, and the page with a tool-call card, an open approval and a server's form in it."""
+page, the page with a tool-call card, an open approval and a server's form in it, and an
+eval report opened from the playground's list."""
 
 from __future__ import annotations
 
@@ -7,9 +8,11 @@ from collections.abc import Iterator
 
 import pytest
 from playwright.sync_api import Browser, Page, expect
+from tests.eval.hostile_results import results
 from tests.playground.conftest import Playground
 from tests.support.browser import serious_violations, watched_page
 
+from farmhand.eval.html_report import keep_report, render_html
 from farmhand.messages import ToolCall
 from farmhand.providers.scripted import ScriptedProvider, Step
 
@@ -44,6 +47,15 @@ def test_the_page_with_cards_and_questions_has_no_serious_violations(
     playground.model.script.add(Step.text("No pizza then."))
     scanned.get_by_role("button", name="Decline").click()
     expect(scanned.locator(".message.assistant .text").last).to_have_text("No pizza then.")
+
+
+def test_an_eval_report_has_no_serious_violations(scanned: Page, playground: Playground) -> None:
+    kept = keep_report(render_html(*results()), "weather", home=playground.state.home)
+    listed = scanned.evaluate("fetch('/api/eval/reports').then((r) => r.json())")
+    [url] = [r["url"] for r in listed["reports"] if r["name"] == kept.name]
+    scanned.goto(playground.server.url + url)
+    expect(scanned.locator("figcaption").first).to_have_text("single")
+    assert serious_violations(scanned) == []
 
 
 def test_the_scan_does_find_a_violation(scanned: Page) -> None:

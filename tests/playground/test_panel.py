@@ -1,6 +1,6 @@
 """The playground's side panel in headless chromium: the servers and their state, tool
-search, a tool called by hand with a form built from its schema, and a server switched off
-for one chat."""
+search, a tool called by hand with a form built from its schema (and the form its server
+asks for mid-call), and a server switched off for one chat."""
 
 from __future__ import annotations
 
@@ -36,6 +36,10 @@ def test_tool_search_finds_the_tools_that_match(page: Page) -> None:
 def test_a_tool_called_by_hand_from_its_schema_form(page: Page, playground: Playground) -> None:
     tool = page.locator('[data-tool="fs:read_text_file"]')
     tool.locator("summary").first.click()
+    expect(tool.locator(".label").first).to_have_text("Annotations")
+    expect(tool.locator("pre.schema").first).to_contain_text("readOnlyHint")
+    tool.get_by_text("Schema", exact=True).click()
+    expect(tool.locator("pre.schema").last).to_contain_text('"path"')
     tool.get_by_label("path").fill(str(playground.folder / "pond.txt"))
     tool.get_by_role("button", name="Call").click()
     expect(tool.locator(".hand-result .result")).to_have_text("ducks")
@@ -65,3 +69,21 @@ def test_a_server_switched_off_offers_no_tools_in_that_chat(
     page.fill("#prompt", "What can you do?")
     page.press("#prompt", "Enter")
     expect(page.locator(".message.assistant .text")).to_have_text("No gate today.")
+
+
+def test_a_tool_called_by_hand_shows_its_servers_question_and_completes(
+    page: Page, playground: Playground
+) -> None:
+    tool = page.locator('[data-tool="ask:order_pizza"]')
+    tool.locator("summary").first.click()
+    tool.get_by_role("button", name="Call").click()
+    question = tool.locator(".hand-result .card.question")
+    expect(question).to_contain_text("Which pizza shall I order?")
+    question.get_by_label("Name").fill("Ada")
+    question.get_by_label("Size").select_option(label="small")
+    question.get_by_role("button", name="Send").scroll_into_view_if_needed()
+    page.screenshot(path=playground.shots / "hand-call-question.png")
+    question.get_by_role("button", name="Send").click()
+    expect(tool.locator(".hand-result .result")).to_have_text(
+        "ordered a small pizza with 2 toppings for Ada"
+    )

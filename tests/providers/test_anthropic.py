@@ -360,3 +360,11 @@ async def test_a_call_and_its_result_through_farmhands_own_messages_api(tmp_path
     seen = relay.script.requests[1].messages
     assert seen[-1] == Message.tool(ToolResult(call[0].id, "pantry__restock", "ordered 5 kg"))
     assert counted > 0
+
+
+async def test_template_kwargs_are_refused_before_anything_is_sent() -> None:
+    server = Server(sse(start_message(), *end("end_turn")))
+    settings = GenerationSettings(template_kwargs={"enable_thinking": False})
+    with pytest.raises(RequestError, match="no chat template to pass chat_template_kwargs to"):
+        await run(anthropic(server), settings=settings)
+    assert server.requests == []

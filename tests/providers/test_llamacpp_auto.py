@@ -7,11 +7,9 @@ is the one derived from it, picked by detection or forced with `tool_parser: aut
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
-
 import pytest
 from tests.support import derived_templates
+from tests.support.scripted_llama import ScriptedLlama, scripted_sampling  # noqa: F401
 
 from farmhand.messages import (
     Finish,
@@ -26,48 +24,7 @@ from farmhand.providers.base import GenerationSettings
 from farmhand.providers.llamacpp import LlamaCppProvider
 from farmhand.tools.definition import ToolDefinition
 
-pytestmark = pytest.mark.anyio
-
-EOS = 0
-
-
-class ScriptedLlama:
-    """Enough of llama_cpp.Llama for the provider: it writes `reply`, a character a token."""
-
-    def __init__(self, template: str, reply: str) -> None:
-        self.metadata = {"tokenizer.chat_template": template}
-        self.reply = reply
-        self.prompts: list[str] = []
-
-    def token_bos(self) -> int:
-        return -1
-
-    def token_eos(self) -> int:
-        return EOS
-
-    def n_ctx(self) -> int:
-        return 100_000
-
-    def tokenize(self, text: bytes, add_bos: bool = False, special: bool = False) -> list[int]:
-        self.prompts.append(text.decode())
-        return list(text)
-
-    def detokenize(self, tokens: list[int], special: bool = False) -> bytes:
-        return "".join(chr(t) for t in tokens if t != EOS).encode()
-
-    def generate(self, tokens: list[int], **_: Any) -> Iterator[int]:
-        yield from (ord(c) for c in self.reply)
-        yield EOS
-
-
-@pytest.fixture(autouse=True)
-def scripted_sampling(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The provider samples through llama.cpp's low-level API; here the stand-in writes."""
-
-    def sample_tokens(llama: ScriptedLlama, prompt: list[int], *_: Any) -> Iterator[int]:
-        return llama.generate(prompt)
-
-    monkeypatch.setattr("farmhand.providers.llamacpp.sample_tokens", sample_tokens)
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("scripted_sampling")]
 
 
 async def _turn(provider: LlamaCppProvider) -> list[StreamEvent]:

@@ -10,8 +10,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from tests.providers.test_llamacpp_auto import EOS, ScriptedLlama
 from tests.support.gguf_files import TEMPLATE
+from tests.support.scripted_llama import EOS, ScriptedLlama
 
 from farmhand.messages import (
     Finish,

@@ -1,7 +1,7 @@
 """The embedded provider's pieces for Ollama's generate: raw text continued as it is, stop
 strings (of many tokens too) ending the turn and named in its Finish,
 `think` handed to the chat template, and `context` tokens turned back into text. The model
-is test_llamacpp_auto's stand-in (a character a token)."""
+is tests/support/scripted_llama's stand-in (a character a token)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from tests.providers.test_llamacpp_auto import ScriptedLlama
 from tests.support.gguf_files import TEMPLATE
+from tests.support.scripted_llama import ScriptedLlama
 
 from farmhand.errors import RequestError
 from farmhand.messages import Finish, Message, StreamEvent, TextDelta, Usage

@@ -656,3 +656,14 @@ async def test_think_reaches_ollama_as_reasoning_effort_and_no_one_else() -> Non
     server = Server(recording("openai_text.sse"))
     await run(server.provider(), [Message.user("Hi")], [], GenerationSettings(think=False))
     assert "reasoning_effort" not in server.sent
+
+
+async def test_template_kwargs_are_sent_as_chat_template_kwargs() -> None:
+    """llama-server, vLLM and SGLang read them under this name and render their template."""
+    server = Server(recording("openai_text.sse"))
+    settings = GenerationSettings(template_kwargs={"enable_thinking": False})
+    await run(server.provider(), [Message.user("Hi")], [], settings)
+    assert server.sent["chat_template_kwargs"] == {"enable_thinking": False}
+    server = Server(recording("openai_text.sse"))
+    await run(server.provider(), [Message.user("Hi")], [], GenerationSettings())
+    assert "chat_template_kwargs" not in server.sent

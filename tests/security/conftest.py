@@ -73,6 +73,7 @@ class EchoModel:
     def __init__(self) -> None:
         self.turns: list[Sequence[Message]] = []
         self.tools: list[list[str]] = []  # the tool names each turn was offered
+        self.settings: list[GenerationSettings] = []  # and its settings
 
     async def stream(
         self,
@@ -82,6 +83,7 @@ class EchoModel:
     ) -> AsyncGenerator[StreamEvent, None]:
         self.turns.append(messages)
         self.tools.append([t.name for t in tools])
+        self.settings.append(settings)
         yield TextDelta("ok")
         yield Finish("stop")
 

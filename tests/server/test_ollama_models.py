@@ -108,6 +108,19 @@ def test_show_an_embedded_model(client: ollama.Client, gguf: Path) -> None:
     assert shown.modified_at is not None
 
 
+def test_show_gives_the_template_override(gguf: Path, home: Path) -> None:
+    """A model's `chat_template` is the template it renders with, so /api/show gives it
+    (and the capabilities read from it: this one cannot think)."""
+    override = "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}{% endfor %}"
+    config = config_with(gguf)
+    model = ModelConfig(name="retemplated", model_path=str(gguf), chat_template=override)
+    config.runtime.models.append(model)
+    with serving(config, ScriptedProvider(), home) as url:
+        shown = ollama.Client(host=url).show("retemplated")
+    assert shown.template == override != TEMPLATE
+    assert shown.capabilities == ["completion", "tools", "embedding"]
+
+
 def test_show_verbose_gives_the_arrays(base_url: str) -> None:
     shown = httpx.post(f"{base_url}/api/show", json={"model": "tiny", "verbose": True}).json()
     assert shown["model_info"]["tokenizer.ggml.tokens"][:2] == ["t0", "t1"]

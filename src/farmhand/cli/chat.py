@@ -15,6 +15,7 @@ from rich.markup import escape
 
 from farmhand.cli.asking import TerminalAsker
 from farmhand.cli.common import (
+    ChatTemplateOption,
     ConfigOption,
     LogLevelOption,
     console,
@@ -78,6 +79,7 @@ def chat(
         str,
         typer.Option(help="auto | none | required | a tool name: whether the model must call."),
     ] = "auto",
+    chat_template_file: ChatTemplateOption = None,
     log_level: LogLevelOption = "warning",
     config: ConfigOption = None,
 ) -> None:
@@ -91,6 +93,7 @@ def chat(
             model if model_path is None else None,
             folder_servers=[filesystem_server(tools)] if tools else [],
             model_path=model_path,
+            chat_template_file=chat_template_file,
             client_tools=client_tools,
             load=load_with_progress,
             progress=byte_bar,

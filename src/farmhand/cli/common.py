@@ -30,6 +30,16 @@ ConfigOption = Annotated[
     ),
 ]
 
+ChatTemplateOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--chat-template-file",
+        help="A Jinja chat template to render the embedded model's turns with instead of its"
+        " GGUF's own (as llama-server's flag; the tool-call format is detected from it).",
+        dir_okay=False,
+    ),
+]
+
 
 def project_config(explicit: Path | None) -> FarmhandConfig:
     """The config a command runs with (`--config`, else the folder's farmhand.yaml or

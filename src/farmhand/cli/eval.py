@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Annotated
 
 import anyio
@@ -18,6 +19,8 @@ from farmhand.cli.common import (
     user_errors,
 )
 from farmhand.cli.loading import byte_bar, load_with_progress
+from farmhand.errors import ConfigError
+from farmhand.eval.html_report import keep_report, render_html
 from farmhand.eval.report import as_json, failures_table, table
 from farmhand.eval.runner import run_suite
 from farmhand.eval.scoring import ItemResult, TargetSummary
@@ -52,6 +55,15 @@ def eval_command(
         bool, typer.Option("--json", help="Print one JSON object (every item) instead.")
     ] = False,
     details: Annotated[bool, typer.Option("--details", help="List every failed case.")] = False,
+    html: Annotated[
+        Path | None,
+        typer.Option(
+            "--html",
+            help="Also write the results as one self-contained HTML page to this file (kept"
+            " under FARMHAND_HOME/eval/ too, where the playground lists it).",
+            dir_okay=False,
+        ),
+    ] = None,
     fail_under: Annotated[
         float | None,
         typer.Option(
@@ -67,7 +79,13 @@ def eval_command(
         cfg = project_config(config)
         targets = [parse_target(spec, cfg) for spec in target or ["default"]]
         chosen = load_suite(suite).select(category or [], limit)
+        if html is not None and not html.expanduser().parent.is_dir():
+            raise ConfigError(  # said before the run, not after it
+                f"--html {html}: the folder {html.expanduser().parent} does not exist"
+            )
         summaries = [_evaluate(t, chosen, quiet=as_json_output) for t in targets]
+    if html is not None:
+        _write_html(html, chosen, summaries, quiet=as_json_output)
     if as_json_output:
         print(json.dumps(as_json(chosen.name, summaries), ensure_ascii=False, indent=2))
     else:
@@ -78,6 +96,18 @@ def eval_command(
     below = [s.target for s in summaries if fail_under is not None and s.mean_accuracy < fail_under]
     if below:
         fail(f"mean accuracy below {fail_under:.0%} for: {', '.join(below)}")
+
+
+def _write_html(path: Path, suite: Suite, summaries: list[TargetSummary], *, quiet: bool) -> None:
+    page = render_html(suite, summaries)
+    with user_errors():
+        try:
+            path.expanduser().write_text(page, encoding="utf-8")
+            kept = keep_report(page, suite.name)
+        except OSError as exc:
+            raise ConfigError(f"cannot write the HTML report: {exc}") from None
+    if not quiet:
+        err_console.print(f"HTML report: {path} (kept as {kept})")
 
 
 def _evaluate(target: Target, suite: Suite, *, quiet: bool) -> TargetSummary:

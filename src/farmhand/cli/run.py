@@ -18,6 +18,7 @@ from rich.markup import escape
 from farmhand.cli.asking import TerminalAsker
 from farmhand.cli.chat import render_event, render_pending
 from farmhand.cli.common import (
+    ChatTemplateOption,
     ConfigOption,
     LogLevelOption,
     console,
@@ -64,6 +65,7 @@ def run(
     temperature: Annotated[float | None, typer.Option(help="Sampling temperature.")] = None,
     max_tokens: Annotated[int | None, typer.Option(help="Most tokens per model turn.")] = None,
     seed: Annotated[int | None, typer.Option(help="Sampling seed, for repeatable answers.")] = None,
+    chat_template_file: ChatTemplateOption = None,
     log_level: LogLevelOption = "warning",
     config: ConfigOption = None,
 ) -> None:
@@ -81,6 +83,7 @@ def run(
             extra_servers=[s for s in found.servers if s.name not in found.folder_servers],
             folder_servers=[s for s in found.servers if s.name in found.folder_servers],
             model_path=model_path,
+            chat_template_file=chat_template_file,
             load=load_with_progress,
             progress=byte_bar,
             asker=TerminalAsker(err_console),

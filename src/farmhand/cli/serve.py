@@ -8,6 +8,7 @@ in-flight requests finish (up to --graceful-timeout seconds), then the MCP pool 
 from __future__ import annotations
 
 import ipaddress
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -20,6 +21,7 @@ from farmhand.cli.common import (
     quiet_logging,
     user_errors,
 )
+from farmhand.config.chat_template import serve_with_template_file
 from farmhand.config.loader import describe_source
 from farmhand.server.auth import API_KEYS_VARIABLE, api_keys_from_env
 
@@ -52,6 +54,15 @@ def serve(
         ),
     ] = None,
     log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "info",
+    chat_template_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--chat-template-file",
+            help="A Jinja chat template for the default model (the embedded one a request"
+            " gets when it names none), instead of its GGUF's own.",
+            dir_okay=False,
+        ),
+    ] = None,
     config: ConfigOption = None,
 ) -> None:
     """Serve the OpenAI (/v1) and Ollama (/api) APIs with server-side MCP tools, and /mcp."""
@@ -61,6 +72,8 @@ def serve(
 
     with user_errors():
         cfg = project_config(config)
+        if chat_template_file is not None:
+            cfg = serve_with_template_file(cfg, chat_template_file)
         keys = api_keys_from_env() | frozenset(k for k in cfg.server.api_keys if k)
         if not is_loopback(host) and not keys:
             fail(

@@ -263,6 +263,13 @@ class ModelConfig(Strict):
     """Tool-call format to read from the model's output (e.g. hermes_2_pro, llama3_x,
     mistral_nemo, or auto: derived from the model's chat template); detected from the chat
     template or model name when omitted."""
+    chat_template: str | None = None
+    """Embedded model: the chat template to use instead of the one in its GGUF, as llama.cpp's
+    `--chat-template-file` does (for a model whose own template does not offer tools, say):
+    a value with `{{` or `{%` in it is the Jinja text itself; anything else is the path of a
+    file holding it (`file://` optional; relative to this config file), which must exist.
+    The tool-call format is detected from this template; `farmhand chat`, `run` and `serve`
+    take `--chat-template-file` to set it for one run."""
     text_tool_calls: bool = True
     """OpenAI-compatible and Ollama backends: read tool calls the model wrote as text in its
     reply (in the markup of `tool_parser`, else of the family its name suggests) when the
@@ -294,7 +301,9 @@ class ModelConfig(Strict):
     """Context window in tokens (llamacpp); the model's own default when omitted."""
     n_parallel: int | None = Field(default=None, ge=1, le=64)
     """Requests the embedded model answers at once, stepped together by one decode
-    (continuous batching; each gets n_ctx of context). 1: one at a time."""
+    (continuous batching; each gets n_ctx of context). 1: one at a time. When omitted: 4
+    under `farmhand serve` (a server shares the model between clients), 1 in `chat`, `run`
+    and `eval` (one user at a time)."""
     temperature: float | None = Field(default=None, ge=0)
     """Sampling temperature; the backend's default when omitted."""
     max_tokens: int | None = Field(default=None, ge=1)
@@ -325,6 +334,18 @@ class ModelConfig(Strict):
             raise ValueError(str(exc)) from None
         return value
 
+    @field_validator("chat_template")
+    @classmethod
+    def _chat_template_source(cls, value: str | None, info: ValidationInfo) -> str | None:
+        from farmhand.config.chat_template import checked_source
+
+        if value is None:
+            return None
+        context = info.context or {}
+        allowed = context.get("confine")
+        confine = None if allowed is None else (lambda path: _confined(path, allowed))
+        return checked_source(value, context.get("base_dir"), confine)
+
     @field_validator("rag")
     @classmethod
     def _collection_names(cls, names: list[str]) -> list[str]:
@@ -350,6 +371,11 @@ class ModelConfig(Strict):
         if self.provider == "llamacpp":
             if self.model is None and self.model_path is None:
                 self.model = DEFAULT_MODEL_NAME
+        elif self.chat_template is not None:
+            raise ValueError(
+                "chat_template is only for provider llamacpp (the embedded model, whose"
+                f" template farmhand renders); provider {self.provider!r} renders its own"
+            )
         elif self.model_path is not None:
             raise ValueError(
                 f"model_path is only for provider llamacpp; for provider {self.provider!r}"

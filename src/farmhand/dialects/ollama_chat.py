@@ -36,6 +36,7 @@ from farmhand.dialects.ollama_common import (
 )
 from farmhand.errors import ConfigError, RequestError
 from farmhand.messages import Message, ToolCall, new_call_id
+from farmhand.providers.template_kwargs import request_template_kwargs
 from farmhand.runtime.events import LoopFinished
 from farmhand.service.chat import ChatRequest
 from farmhand.service.mcp_servers import parse_mcp_servers
@@ -80,6 +81,8 @@ class ChatBody(OllamaBody):
     options: Options | None = None
     format: Any = None
     think: Any = None
+    chat_template: Any = None  # refused: see providers/template_kwargs.py
+    chat_template_kwargs: Any = None
     keep_alive: Any = None
     mcp_servers: list[Any] | None = None
     max_tool_rounds: int = Field(default=DEFAULT_MAX_TOOL_ROUNDS, ge=1, le=LARGEST_INTEGER)
@@ -115,6 +118,7 @@ def chat_request(body: ChatBody) -> ChatRequest:
             response_format=response_format(body.format),
             think=think_flag(body.think),
             stream=body.stream,
+            template_kwargs=request_template_kwargs(body.chat_template, body.chat_template_kwargs),
         ),
         client_tools=tools,
         mcp_servers=servers,

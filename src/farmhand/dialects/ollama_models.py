@@ -143,6 +143,7 @@ def running(model: RunningModel) -> dict[str, Any]:
             "queued": model.engine.queued,
             "max_queue": model.engine.max_queue,
             "memory_bytes": model.loaded.memory,
+            "prompt_tokens_processed": model.engine.prompt_tokens_processed,
         }
     return entry
 

@@ -3,7 +3,9 @@ to fix (400, with `param` naming the field, as OpenAI does).
 
 Besides OpenAI's own fields it takes farmhand's extensions: `mcp_servers`, `tools_path`,
 `max_tool_rounds`, `tool_timeout` (milliseconds, as in Ollama's MCP API), `jit_tools`,
-`jit_max_tools`, `jit_connect_eager`, `include_tool_results`.
+`jit_max_tools`, `jit_connect_eager`, `include_tool_results`; and llama-server's
+`chat_template_kwargs` (variables for the embedded model's chat template; a request's own
+`chat_template` is refused: see `providers/template_kwargs.py`).
 
 `response_format` (`text`, `json_object`, or `json_schema` with its `name`, `schema` and
 `strict`) is the answer's shape, `GenerationSettings.response_format`, as the Responses
@@ -23,6 +25,7 @@ from farmhand.dialects.strict_json import strict_loads
 from farmhand.errors import ConfigError, RequestError
 from farmhand.messages import Message, ToolCall
 from farmhand.providers.base import GenerationSettings, ResponseFormat
+from farmhand.providers.template_kwargs import request_template_kwargs
 from farmhand.service.chat import ChatRequest
 from farmhand.service.mcp_servers import parse_mcp_servers
 from farmhand.tools.choice import AUTO, ToolChoice
@@ -65,6 +68,9 @@ def parse_chat(body: dict[str, Any]) -> OpenAIChat:
         stream=flag(body, "stream", False) is True,
         top_p=number(body, "top_p", minimum=0, maximum=1),
         response_format=_response_format(body.get("response_format")),
+        template_kwargs=request_template_kwargs(
+            body.get("chat_template"), body.get("chat_template_kwargs")
+        ),
     )
     if integer(body, "n", minimum=1) not in (None, 1):
         raise RequestError("only n=1 is supported", param="n")

@@ -213,6 +213,8 @@ def _mcp_tool_call(item: dict[str, Any], where: str, call_id: str) -> ToolCall:
 def _mcp_call(reader: _Reader, item: dict[str, Any], where: str) -> None:
     if item.get("status") == "in_progress":
         return  # it waited on a question; the response that went on has it done
+    if item.get("status") == "incomplete":
+        return  # written by the model, never run (the loop dropped it)
     approval_id = item.get("approval_request_id")
     if isinstance(approval_id, str) and approval_id in reader.held:
         call = reader.held.pop(approval_id)  # already in the history, held

@@ -14,9 +14,13 @@ non-streamed answer is the same builder's final `response()`:
                     output_item.done (calls of the client's custom tools: the `input`
                     string the model writes, decoded as it is written)
     mcp_list_tools: output_item.added, mcp_list_tools.in_progress, .completed, item done
-    mcp_call:       output_item.added, mcp_call_arguments.delta (whole), .done,
+    mcp_call:       output_item.added, mcp_call_arguments.delta..., .done,
                     mcp_call.in_progress, .completed or .failed,
-                    output_item.done (MCP tools farmhand ran)
+                    output_item.done (MCP tools farmhand ran). A call the tool loop
+                    runs opens as the model writes it, its arguments streamed as
+                    written; one the loop then drops (a repeat, or the turn is
+                    written again) ends `incomplete`. A call of the request's own
+                    `mcp` tools is run between loop runs: its arguments go as one delta.
     mcp_approval_request: output_item.added, output_item.done (a call held for approval)
     response.completed (or response.incomplete when max_output_tokens cut the answer)
 
@@ -75,6 +79,7 @@ class ResponseBuilder:
         self._arguments: dict[str, str] = {}  # call id -> arguments of a custom call so far
         self._writing: dict[int, str] = {}  # index of a call in the turn -> call id
         self._running: dict[str, int] = {}  # loop-run MCP calls: call id -> output index
+        self._written: dict[str, int] = {}  # loop-run calls still being written, likewise
         self._labels = {t.label for t in parsed.tools.mcp}
 
     # --- the Response object ------------------------------------------------------------
@@ -145,7 +150,7 @@ class ResponseBuilder:
             return self._writing_call(event)
         if isinstance(event, TurnStarted):
             self._writing = {}
-            return self._close_text()
+            return self._close_text() + self._drop_unrun()
         if isinstance(event, ToolCallStarted):
             return self._mcp_started(event.call)
         if isinstance(event, ToolCallFinished):
@@ -239,8 +244,10 @@ class ResponseBuilder:
         return events
 
     def _writing_call(self, event: ToolCallWriting) -> list[Event]:
-        if not event.for_client or self._is_mcp_tool(event.name):
-            return []  # farmhand runs it: an mcp_call item once it ran
+        if not event.for_client:
+            return self._writing_mcp_call(event)
+        if self._is_mcp_tool(event.name):
+            return []  # the service runs it between loop runs: an mcp_call item once it ran
         call_id = self._writing.get(event.index)
         events = []
         if call_id is None:
@@ -259,6 +266,36 @@ class ResponseBuilder:
         item["arguments"] += event.arguments
         delta = self.event("response.function_call_arguments.delta", **where, delta=event.arguments)
         return [*events, delta]
+
+    def _writing_mcp_call(self, event: ToolCallWriting) -> list[Event]:
+        """A call the loop will run, as the model writes it: its `mcp_call` item opens
+        at once and its arguments stream in, so a page can show them being written."""
+        events: list[Event] = []
+        index = self._written.get(event.id)
+        if index is None:
+            events = self._close_text()
+            item = mcp_call_item(event.id, ToolCall(event.name, {}, id=event.id))
+            item["arguments"] = ""
+            index, added = self._add(item)
+            self._written[event.id] = index
+            events.append(added)
+        if not event.arguments:
+            return events
+        item = self.output[index]
+        item["arguments"] += event.arguments
+        where = {"item_id": item["id"], "output_index": index}
+        delta = self.event("response.mcp_call_arguments.delta", **where, delta=event.arguments)
+        return [*events, delta]
+
+    def _drop_unrun(self) -> list[Event]:
+        """Calls written but never run (a repeat of a call already made, or a turn the
+        loop asks for again): their items end `incomplete`, and are not read back as calls."""
+        events = []
+        for index in self._written.values():
+            self.output[index]["status"] = "incomplete"
+            events.append(self._done(index))
+        self._written = {}
+        return events
 
     def _input_delta(self, item: dict[str, Any], call_id: str, arguments: str) -> list[Event]:
         """The newly written part of a custom call's input, decoded from its arguments."""
@@ -325,6 +362,19 @@ class ResponseBuilder:
 
     def _mcp_started(self, call: ToolCall, approval_id: str | None = None) -> list[Event]:
         events = self._close_text()
+        written = self._written.pop(call.id, None) if approval_id is None else None
+        if written is not None:  # its arguments streamed as the model wrote them
+            item = self.output[written]
+            item["arguments"] = call.arguments_json()  # as run: repaired, trimmed
+            self._running[call.id] = written
+            where = {"item_id": item["id"], "output_index": written}
+            return [
+                *events,
+                self.event(
+                    "response.mcp_call_arguments.done", arguments=item["arguments"], **where
+                ),
+                self.event("response.mcp_call.in_progress", **where),
+            ]
         item_id = call.id if approval_id is None else new_id("mcp")
         index, added = self._add(mcp_call_item(item_id, call, approval_id))
         self._running[call.id] = index
@@ -367,7 +417,7 @@ class ResponseBuilder:
         return [*events, added, done, self.event("response.completed", response=self.response())]
 
     def _finish(self, done: LoopFinished) -> list[Event]:
-        events = self._close_text()
+        events = self._close_text() + self._drop_unrun()
         for call in done.pending_calls:
             events += self._close_call(call)
         for index in self._calls.values():  # written, then sent back to the model

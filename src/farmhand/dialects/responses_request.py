@@ -22,6 +22,7 @@ from farmhand.dialects.fields import flag, integer, json_schema, number
 from farmhand.dialects.responses_tools import RequestTools, as_list, read_tools, tool_choice
 from farmhand.errors import RequestError
 from farmhand.providers.base import GenerationSettings, ResponseFormat
+from farmhand.providers.template_kwargs import request_template_kwargs
 from farmhand.service.mcp_servers import parse_mcp_servers
 from farmhand.tools.preview import preview
 
@@ -101,6 +102,9 @@ def parse_responses(body: dict[str, Any]) -> ResponsesRequest:
         stream=parsed.stream,  # a whole answer from the backend when the client wants one
         top_p=number(body, "top_p", minimum=0, maximum=1),
         response_format=answer_format(text["format"]),
+        template_kwargs=request_template_kwargs(
+            body.get("chat_template"), body.get("chat_template_kwargs")
+        ),
     )
     return parsed
 

@@ -97,6 +97,12 @@ class AnthropicProvider:
                 " format); describe the shape in the prompt instead",
                 param="response_format",
             )
+        if settings.template_kwargs:
+            raise RequestError(
+                "an Anthropic model has no chat template to pass chat_template_kwargs to;"
+                " send the request without them",
+                param="chat_template_kwargs",
+            )
         offered = tools if settings.tool_choice.mode != "none" else []
         body: dict[str, Any] = dict(self.extra_params)
         body.update(self._prompt(messages, offered, names), stream=settings.stream)

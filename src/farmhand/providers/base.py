@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -34,6 +34,10 @@ class GenerationSettings:
     think: bool | None = None
     """Reasoning on (True) or off (False) where the model's chat template can switch it
     (`enable_thinking`); None leaves the template's default."""
+    template_kwargs: Mapping[str, Any] | None = None
+    """Variables for the chat template's render (a request's `chat_template_kwargs`, checked
+    by `providers/template_kwargs.py`); the embedded model renders with them, an
+    OpenAI-compatible backend is sent them."""
 
 
 @runtime_checkable

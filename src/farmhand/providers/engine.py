@@ -40,6 +40,10 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 DEFAULT_MAX_QUEUE = 8
+# Sequences a served embedded model steps together when its entry sets no n_parallel: a
+# server shares the model between clients (llama-server's `-np` auto also gives 4 slots);
+# one user at a terminal gets one (`llamacpp.DEFAULT_N_PARALLEL`). See bench/README.md.
+SERVED_N_PARALLEL = 4
 DEFAULT_STALL_TIMEOUT = 60.0
 # A turn's length before any was measured, for the first Retry-After.
 _FIRST_TURN_GUESS = 5.0
@@ -63,6 +67,7 @@ class EngineStatus:
     active: int
     queued: int
     max_queue: int
+    prompt_tokens_processed: int = 0  # evaluated by llama.cpp so far (shared heads are not)
 
 
 class Turn:

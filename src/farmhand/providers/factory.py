@@ -33,11 +33,16 @@ def provider_for(
     model_path: Path | None = None,
     load: LlamaLoader | None = None,
     progress: ByteProgress | None = None,
+    n_parallel: int | None = None,
 ) -> Provider:
     """The provider `model` names. `tool_call_strategy: prompt_based` wraps it in
     PromptBasedProvider (tools described in the system prompt, `<tool_call>` tags parsed
-    back). `progress` shows the assembling of a catalog model not in the cache yet."""
-    provider = _backend(model, model_path=model_path, load=load, progress=progress)
+    back). `progress` shows the assembling of a catalog model not in the cache yet.
+    `n_parallel`: the sequences an embedded model steps together when its entry names none
+    (`llamacpp.DEFAULT_N_PARALLEL` when not given; a server passes its own)."""
+    provider = _backend(
+        model, model_path=model_path, load=load, progress=progress, n_parallel=n_parallel
+    )
     if model.tool_call_strategy == "prompt_based":
         from farmhand.providers.prompt_based import PromptBasedProvider
 
@@ -51,8 +56,10 @@ def _backend(
     model_path: Path | None,
     load: LlamaLoader | None,
     progress: ByteProgress | None,
+    n_parallel: int | None,
 ) -> Provider:
     if model.provider == "llamacpp":  # "embedded" is read as llamacpp by the config
+        from farmhand.config.chat_template import chat_template_text
         from farmhand.models.assemble import ensure_model
         from farmhand.models.catalog import DEFAULT_MODEL
         from farmhand.providers.llama_load import DEFAULT_N_CTX, free_failed_load, load_llama
@@ -65,6 +72,7 @@ def _backend(
         )
 
         source = str(model_path or model.model_path or model.model or DEFAULT_MODEL)
+        template = chat_template_text(model.chat_template)  # before the weights load
         path = ensure_model(source, progress=progress)
         n_ctx = model.n_ctx or DEFAULT_N_CTX
         llama = load(path, n_ctx) if load is not None else load_llama(path, n_ctx=n_ctx)
@@ -72,6 +80,7 @@ def _backend(
             return LlamaCppProvider(
                 llama,
                 model_name=model.model or path.stem,
+                chat_template=template,
                 default_temperature=DEFAULT_TEMPERATURE
                 if model.temperature is None
                 else model.temperature,
@@ -84,7 +93,7 @@ def _backend(
                 ground_topic=model.grounding,
                 ground_siblings=model.grounding,
                 call_gate=replace(DEFAULT_GATE, go_on=_catalog_go_on(source)),
-                n_parallel=model.n_parallel or DEFAULT_N_PARALLEL,
+                n_parallel=model.n_parallel or n_parallel or DEFAULT_N_PARALLEL,
             )
         except Exception:
             free_failed_load(llama)  # e.g. no chat template: the weights go now

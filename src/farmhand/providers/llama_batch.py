@@ -10,8 +10,9 @@ a unified cache take several sequence ids, nothing is computed or copied).
 
 `step` builds one batch from every sequence that asked for a token: one token each for the
 sequences that are generating, and a chunk of the prompt for each that is still reading
-its prompt (`prompt_chunk` tokens while others generate, the whole batch when alone, so a
-12k-token prompt does not freeze everyone else's stream), decodes it once, and samples each
+its prompt (`prompt_chunk` tokens while others generate, so a 12k-token prompt does not
+freeze everyone else's stream; with nobody generating, the shortest prompts first, filling
+the batch), decodes it once, and samples each
 sequence whose logits are ready with its own sampler (its own grammar, call gate steer and
 seed: `llama_sampling.build_sampler`).
 
@@ -22,11 +23,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from farmhand.errors import ProviderError
 from farmhand.providers.llama_sampling import Processed, Sampling, build_sampler
-from farmhand.providers.prefix_cache import head_length
+from farmhand.providers.prefix_cache import (
+    MIN_TOKENS,
+    Outcome,
+    PrefixCache,
+    head_length,
+    load_sequence,
+    save_sequence,
+)
 
 PROMPT_CHUNK = 128  # prompt tokens a sequence reads per step while others generate
 MIN_SHARED = 16  # a head shorter than this is cheaper to compute than to share
@@ -58,6 +67,29 @@ class Generation:
         return len(self.pending) > 1 or not self.sampled
 
 
+def batch_share(
+    pending: int,
+    *,
+    reading_prompt: bool,
+    room: int,
+    prompt_chunk: int,
+    streaming: bool,
+    first: bool,
+) -> int:
+    """How many of a sequence's `pending` tokens go into this step's batch (`room` left).
+
+    A generating sequence gives its one token. While any sequence streams, a prompt is read
+    `prompt_chunk` tokens per step, so a 12k-token prompt does not freeze the streams. With
+    none streaming, the shortest prompt (`first`: prompts come shortest first) fills the
+    batch and a longer one rides along only if it finishes in the room left, so a short
+    question beside a 12k-token prompt gets its first token about as soon as it would alone."""
+    if not reading_prompt:
+        return min(pending, room)
+    if streaming:
+        return min(pending, prompt_chunk, room)
+    return min(pending, room) if first or pending <= room else 0
+
+
 def batched_context(llama: Any, n_parallel: int) -> Any:
     """Give `llama` a context of `n_parallel` sequences sharing one KV buffer (n_ctx cells
     each), in place of the one llama-cpp-python made."""
@@ -66,7 +98,7 @@ def batched_context(llama: Any, n_parallel: int) -> Any:
 
     internals: Any = _internals  # untyped
     params = llama.context_params
-    params.n_seq_max = n_parallel
+    params.n_seq_max = n_parallel + 1  # the last one is `scratch`: heads to and from disk
     params.kv_unified = True
     params.n_ctx = int(llama.n_ctx()) * n_parallel
     llama._ctx.close()
@@ -88,6 +120,8 @@ class BatchedContext:
         self.n_batch = int(llama.n_batch)
         self.prompt_chunk = prompt_chunk
         self.slots = [Slot(i) for i in range(n_parallel)]
+        self.scratch = n_parallel  # a sequence no slot uses: heads pass through it to disk
+        self.unsaved: dict[Path, list[int]] = {}  # heads no file holds yet, saved on close
         self.batch = llama_cpp.llama_batch_init(self.n_batch, 0, 1)
         self._clock = 0
         self.processed: Processed | None = None  # the provider's count of evaluated tokens
@@ -132,6 +166,56 @@ class BatchedContext:
         self.generations.remove(sequence)
         sequence.sampler.close()
         sequence.slot.busy = False
+        for path, head in list(self.unsaved.items()):
+            if head_length(sequence.slot.held, head) >= len(head):
+                del self.unsaved[path]
+                self._save_head(sequence.slot, head, path)
+
+    def _save_head(self, holder: Slot, head: Sequence[int], path: Path) -> bool:
+        """Write the first len(head) cells of `holder` to `path` (through `scratch`, which
+        then holds exactly the head)."""
+        import llama_cpp
+
+        llama_cpp.llama_memory_seq_cp(self.memory, holder.seq_id, self.scratch, 0, len(head))
+        try:
+            return save_sequence(self.llama._ctx.ctx, path, self.scratch, head)
+        finally:
+            self._drop_scratch()
+
+    def _drop_scratch(self) -> None:
+        import llama_cpp
+
+        llama_cpp.llama_memory_seq_rm(self.memory, self.scratch, 0, -1)
+
+    def seed(self, head: Sequence[int], cache: PrefixCache) -> Outcome:
+        """Before a turn opens: have a free slot hold `head` (the system prompt and tools),
+        restored from the on-disk prefix cache when no slot holds it yet, so the first
+        request after a restart computes only its question. A head no file has is saved
+        once a sequence has computed it (`close`)."""
+        if len(head) < MIN_TOKENS:
+            return "skipped"
+        path = cache.path_for(head)
+        holder = max(self.slots, key=lambda s: head_length(s.held, head))
+        if head_length(holder.held, head) >= len(head):
+            if path.exists():
+                return "held"
+            return "saved" if self._save_head(holder, head, path) else "skipped"
+        free = [s for s in self.slots if not s.busy]
+        if free and path.exists():
+            slot = min(free, key=lambda s: s.last_used)
+            self._remove(slot, 0)
+            if load_sequence(self.llama._ctx.ctx, path, self.scratch, head):
+                self._copy(Slot(self.scratch, list(head)), slot, len(head))
+                self._drop_scratch()
+                return "restored"
+        self.unsaved[path] = list(head)
+        return "saved"
+
+    def forget(self) -> None:
+        """Empty every free slot (a benchmark's fresh start: no prompt head kept)."""
+        for slot in self.slots:
+            if not slot.busy:
+                self._remove(slot, 0)
 
     def step(self, sequences: Sequence[Generation]) -> list[tuple[Generation, int]]:
         """One llama_decode over every sequence given; the tokens sampled for those whose
@@ -143,11 +227,18 @@ class BatchedContext:
         room = self.n_batch
         generating = [s for s in sequences if not s.reading_prompt]
         reading = [s for s in sequences if s.reading_prompt and not self._waits(s)]
-        chunk = room if not generating and len(reading) == 1 else self.prompt_chunk
+        reading.sort(key=lambda s: len(s.pending))  # the shortest prompt first
         ready: list[tuple[Generation, int]] = []
         decoded: list[Generation] = []
         for sequence in [*generating, *reading]:
-            take = min(len(sequence.pending), chunk, room)
+            take = batch_share(
+                len(sequence.pending),
+                reading_prompt=sequence.reading_prompt,
+                room=room,
+                prompt_chunk=self.prompt_chunk,
+                streaming=bool(generating),
+                first=not decoded,
+            )
             if take <= 0:
                 continue
             start = len(sequence.slot.held)

@@ -5,8 +5,8 @@ waits in the model's queue, then asks for one token at a time, so a request that
 dropped at the next token and no two requests ever share the context. Rendering and
 tokenizing the prompt (seconds for a prompt of megabytes) run in a worker thread, and the
 prompt's length is checked against the context before the turn queues. The model's own chat
-template renders the prompt and a tool-call parser picked for that template reads the
-calls back out of the text.
+template (or its `chat_template` override) renders the prompt (`turn_template.py`) and a
+tool-call parser picked for that template reads the calls back out of the text.
 
 Tokens come from farmhand's own sampling loop (`llama_sampling.py`), not `Llama.generate`,
 so that a grammar can be lazy. Constrained decoding (`providers/grammar.py`): a turn with
@@ -29,7 +29,7 @@ import codecs
 import dataclasses
 import logging
 import math
-from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from contextlib import aclosing
 from typing import Any
 
@@ -39,12 +39,12 @@ import anyio.to_thread
 from farmhand.errors import ModelError, RequestError
 from farmhand.messages import Finish, Message, StreamEvent, TextDelta, ToolCallEvent, Usage
 from farmhand.parsing.base import ParserOptions
-from farmhand.parsing.registry import detect_family, parser_for, prefill_of, resolve_family
+from farmhand.parsing.registry import parser_for, prefill_of
 from farmhand.prompting.guidance import answer_turn, results_to_answer
-from farmhand.prompting.templates import render_chat_template
 from farmhand.providers.base import GenerationSettings
 from farmhand.providers.call_gate import GateThresholds, TurnGate, turn_gate
 from farmhand.providers.engine import Engine, EngineStatus, Turn
+from farmhand.providers.generic_tools import calls_schema
 from farmhand.providers.grammar import (
     OPEN_TAG,
     GrammarCache,
@@ -79,12 +79,14 @@ from farmhand.providers.relevance import question_words, tool_words
 from farmhand.providers.siblings import unused_siblings
 from farmhand.providers.stop_strings import StopStrings
 from farmhand.providers.turn_calls import CallsOfTurn, Grounding
+from farmhand.providers.turn_template import TurnTemplate
 from farmhand.tools.choice import NONE
 from farmhand.tools.definition import ToolDefinition
 
 log = logging.getLogger(__name__)
 
-# Requests answered at once (continuous batching, `llama_batch.py`); see bench/README.md.
+# Requests answered at once (continuous batching, `llama_batch.py`) outside a server, where
+# one user asks one thing at a time; `engine.SERVED_N_PARALLEL` under `farmhand serve`.
 DEFAULT_N_PARALLEL = 1
 DEFAULT_TEMPERATURE = 0.2
 # A turn that may call tools is cut here unless the caller asks for more: a tool call takes
@@ -173,11 +175,10 @@ class LlamaCppProvider:
         self._tag_tokens = single_token(llama, OPEN_TAG)
         self.constrained = constrained
         # The family its tool calls are read in: from config, else from its chat template.
-        self.tool_family = (
-            resolve_family(tool_parser)
-            if tool_parser
-            else detect_family(self.chat_template, model_name)
+        self.template = TurnTemplate.of(
+            self.chat_template, self._special, model_name=model_name, tool_parser=tool_parser
         )
+        self.tool_family = self.template.family
         self._grammars = GrammarCache(llama_grammar_check(llama))
         self._sampled = Processed()
         self.tool_rules = tool_rules  # added to the system prompt of turns that offer tools
@@ -207,18 +208,10 @@ class LlamaCppProvider:
         tools: Sequence[ToolDefinition],
         *,
         think: bool | None = None,
+        kwargs: Mapping[str, Any] | None = None,
     ) -> str:
-        # Templates that can switch reasoning read `enable_thinking` (Qwen3 and others);
-        # the rest ignore it.
-        extra = {} if think is None else {"enable_thinking": think}
-        return render_chat_template(
-            self.chat_template,
-            messages,
-            tools,
-            bos_token=self._special["bos"],
-            eos_token=self._special["eos"],
-            **extra,
-        )
+        """The prompt (`turn_template.py`); `think` and `kwargs` as the settings say."""
+        return self.template.render(messages, tools, think=think, kwargs=kwargs)
 
     async def complete(
         self, prompt: str, settings: GenerationSettings
@@ -277,7 +270,8 @@ class LlamaCppProvider:
         return budget
 
     def engine_status(self) -> EngineStatus:
-        return self.engine.status()
+        status = self.engine.status()
+        return dataclasses.replace(status, prompt_tokens_processed=self.processed_prompt_tokens)
 
     async def count_tokens(
         self, messages: Sequence[Message], tools: Sequence[ToolDefinition]
@@ -439,6 +433,10 @@ class LlamaCppProvider:
         JSON answer (`response_format`) is constrained whatever the template; calls beside
         it only where the template writes them in the grammar's format."""
         spec = grammar_spec(tools, settings, constrain_auto=self.constrained)
+        if self.template.generic and not explicit and spec is not None and spec.calls_only:
+            # A call in the generic format's JSON, the tools' own schemas in it.
+            schema = calls_schema(spec.tools, parallel=spec.parallel)
+            return GrammarSpec((), True, spec.parallel, schema)
         hermes = explicit or OPEN_TAG in (self.chat_template or "")
         if spec is not None and spec.answer is not None:
             return spec if hermes else GrammarSpec((), True, spec.parallel, spec.answer)
@@ -485,7 +483,7 @@ class LlamaCppProvider:
         tools, [] when there is no prefix cache or no such head) and the grounding its
         calls get; RequestError when the prompt does not fit the context (checked before
         the rest is worked out). Blocking: a worker thread."""
-        prompt = self.render(messages, tools, think=settings.think)
+        prompt = self.render(messages, tools, think=settings.think, kwargs=settings.template_kwargs)
         tokens = list(self.llama.tokenize(prompt.encode(), add_bos=False, special=True))
         self._budget(tokens)
         head = self._head_of(messages, tools, tokens)
@@ -516,9 +514,12 @@ class LlamaCppProvider:
     async def _prepare_head(self, turn: Turn, head: list[int]) -> None:
         """Have the context hold the prompt's head, restored from disk when saved before."""
         self.last_prefix = None
-        if self.prefix_cache is None or not head or self.batch is not None:
-            return  # a batched context keeps heads in its slots (llama_batch.py)
-        self.last_prefix = await turn.call(self.prefix_cache.prepare, head)
+        if self.prefix_cache is None or not head:
+            return
+        if self.batch is not None:  # heads live in its slots, seeded from disk (llama_batch)
+            self.last_prefix = await turn.call(self.batch.seed, head, self.prefix_cache)
+        else:
+            self.last_prefix = await turn.call(self.prefix_cache.prepare, head)
         self.prefix_outcomes.append(self.last_prefix)
 
     async def _generate(

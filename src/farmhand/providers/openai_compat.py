@@ -107,6 +107,9 @@ class OpenAICompatProvider:
             body["reasoning_effort"] = "medium" if settings.think else "none"
         if settings.stop:
             body["stop"] = list(settings.stop)
+        if settings.template_kwargs:
+            # llama-server's, vLLM's and SGLang's name; the backend renders its template.
+            body["chat_template_kwargs"] = dict(settings.template_kwargs)
         return body
 
     async def stream(

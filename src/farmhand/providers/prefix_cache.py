@@ -76,47 +76,61 @@ class PrefixCache:
         return self.directory / f"{stem}-{digest.hexdigest()[:24]}{SUFFIX}"
 
     def _restore(self, path: Path, head: Sequence[int]) -> bool:
-        import llama_cpp
-
         llama = self.llama
-        capacity = len(head) + 1
-        tokens = (llama_cpp.llama_token * capacity)()
-        count = ctypes.c_size_t(0)
         llama.reset()
         llama._ctx.kv_cache_seq_rm(-1, 0, -1)
-        read = llama_cpp.llama_state_seq_load_file(
-            llama.ctx, str(path).encode(), SEQUENCE, tokens, capacity, ctypes.byref(count)
-        )
-        if not read or list(tokens[: count.value]) != list(head):
-            log.warning("KV prefix file %s could not be used; processing the prompt", path)
-            llama._ctx.kv_cache_seq_rm(-1, 0, -1)
-            path.unlink(missing_ok=True)
+        if not load_sequence(llama.ctx, path, SEQUENCE, head):
             return False
         llama.input_ids[: len(head)] = head
         llama.n_tokens = len(head)
-        os.utime(path)  # recently used: pruned last
         return True
 
     def _save(self, path: Path, head: Sequence[int]) -> bool:
-        import llama_cpp
+        return save_sequence(self.llama.ctx, path, SEQUENCE, head)
 
-        try:
-            self.directory.mkdir(parents=True, exist_ok=True)
-            fd, temp = tempfile.mkstemp(prefix=".kv-", suffix=".tmp", dir=self.directory)
-            os.close(fd)
-            tokens = (llama_cpp.llama_token * len(head))(*head)
-            written = llama_cpp.llama_state_seq_save_file(
-                self.llama.ctx, temp.encode(), SEQUENCE, tokens, len(head)
-            )
-            if not written:
-                Path(temp).unlink(missing_ok=True)
-                return False
-            os.replace(temp, path)
-        except OSError as exc:
-            log.warning("could not save the KV prefix to %s: %s", self.directory, exc)
+
+def load_sequence(ctx: Any, path: Path, seq_id: int, head: Sequence[int]) -> bool:
+    """Load the head's KV state saved at `path` into sequence `seq_id` of the llama context
+    `ctx` (empty); False, the file deleted and the sequence left empty, when it does not
+    hold exactly `head`."""
+    import llama_cpp
+
+    capacity = len(head) + 1
+    tokens = (llama_cpp.llama_token * capacity)()
+    count = ctypes.c_size_t(0)
+    read = llama_cpp.llama_state_seq_load_file(
+        ctx, str(path).encode(), seq_id, tokens, capacity, ctypes.byref(count)
+    )
+    if not read or list(tokens[: count.value]) != list(head):
+        log.warning("KV prefix file %s could not be used; processing the prompt", path)
+        llama_cpp.llama_memory_seq_rm(llama_cpp.llama_get_memory(ctx), seq_id, 0, -1)
+        path.unlink(missing_ok=True)
+        return False
+    os.utime(path)  # recently used: pruned last
+    return True
+
+
+def save_sequence(ctx: Any, path: Path, seq_id: int, head: Sequence[int]) -> bool:
+    """Write sequence `seq_id` of `ctx` (which holds exactly `head`) to `path`, atomically,
+    and prune the folder."""
+    import llama_cpp
+
+    directory = path.parent
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        fd, temp = tempfile.mkstemp(prefix=".kv-", suffix=".tmp", dir=directory)
+        os.close(fd)
+        tokens = (llama_cpp.llama_token * len(head))(*head)
+        written = llama_cpp.llama_state_seq_save_file(ctx, temp.encode(), seq_id, tokens, len(head))
+        if not written:
+            Path(temp).unlink(missing_ok=True)
             return False
-        prune(self.directory)
-        return True
+        os.replace(temp, path)
+    except OSError as exc:
+        log.warning("could not save the KV prefix to %s: %s", directory, exc)
+        return False
+    prune(directory)
+    return True
 
 
 def head_length(prompt_tokens: Sequence[int], head_tokens: Sequence[int]) -> int:

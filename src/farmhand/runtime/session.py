@@ -10,6 +10,7 @@ from pathlib import Path
 
 import anyio
 
+from farmhand.config.chat_template import with_template_file
 from farmhand.config.limits import SavedResultsConfig
 from farmhand.config.models import FarmhandConfig, McpServerConfig, ModelConfig
 from farmhand.errors import UnknownToolError
@@ -288,10 +289,13 @@ def session_for(
     progress: ByteProgress | None = None,
     jit: bool | None = None,
     asker: Asker | None = None,
+    chat_template_file: Path | None = None,
 ) -> ChatSession:
     """The session for `model_name` (configured, or from the catalog); `load` and `progress`
-    as in `provider_for`."""
+    as in `provider_for`; `chat_template_file` replaces the embedded model's template."""
     model = config.model(model_name, catalog=True)
+    if chat_template_file is not None:
+        model = with_template_file(model, chat_template_file)
     prompt = "\n\n".join(p for p in (config.system_prompt(model), extra_system) if p) or None
     return ChatSession(
         load_provider=lambda: provider_for(

@@ -39,6 +39,7 @@ from farmhand.paths import farmhand_home
 from farmhand.runtime.questions import PendingAnswers
 from farmhand.server import (
     anthropic_api,
+    eval_reports_api,
     ollama_api,
     openai_api,
     playground_api,
@@ -152,6 +153,7 @@ def _routes() -> list[BaseRoute]:
         *ollama_api.routes(),
         *projects_api.routes(),
         *playground_api.routes(),
+        *eval_reports_api.routes(),
         Route("/health", _health, methods=["GET"]),
         Route("/openapi.json", _openapi, methods=["GET"]),
     ]

@@ -25,6 +25,7 @@ from farmhand.errors import AuthError, ConfigError, RequestError, TooLargeError
 from farmhand.mcpserver.sessions import CLIENT_KEY
 from farmhand.server.browser_guard import OPEN_PATHS
 from farmhand.server.errors import dialect_for_path, error_response
+from farmhand.server.eval_reports_api import is_report_path
 from farmhand.server.json_body import load_json, remember
 
 API_KEYS_VARIABLE = "FARMHAND_API_KEYS"
@@ -73,7 +74,7 @@ class GateMiddleware:
         key = self._key(scope) if self.api_keys else None
         if key is not None:  # names the client, for bounds per client (/mcp sessions)
             scope[CLIENT_KEY] = hashlib.sha256(key).hexdigest()[:16]
-        elif self.api_keys and path not in OPEN_PATHS:
+        elif self.api_keys and path not in OPEN_PATHS and not is_report_path(path):
             refusal: RequestError = AuthError(
                 "missing or invalid API key; send it as `Authorization: Bearer <key>`"
                 " or `x-api-key: <key>` (the server's keys are set by FARMHAND_API_KEYS)"

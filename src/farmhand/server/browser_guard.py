@@ -28,9 +28,9 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from farmhand.errors import RequestError
 from farmhand.server.errors import dialect_for_path, error_response
-from farmhand.server.playground_files import ASSET_PATHS
+from farmhand.server.playground_files import ASSET_PATHS, FAVICON_PATH
 
-OPEN_PATHS = frozenset({"/", "/health", *ASSET_PATHS})
+OPEN_PATHS = frozenset({"/", "/health", FAVICON_PATH, *ASSET_PATHS})
 """Paths that answer whoever asks: liveness checks, and the playground's page and files
 (public, static; the page asks for the API key before it calls anything)."""
 LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain"})

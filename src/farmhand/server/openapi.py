@@ -29,6 +29,12 @@ MCP_SERVERS = {
     "items": {"anyOf": [{"type": "string"}, {"type": "object"}]},
     "description": "Names of the operator's servers, or server objects (request policy).",
 }
+TEMPLATE_KWARGS = {
+    "type": "object",
+    "maxProperties": 32,
+    "description": "Variables for the chat template's render (llama-server's field), e.g."
+    ' {"enable_thinking": false}; a request\'s own chat_template is refused.',
+}
 OPENAI_CHAT = {
     "type": "object",
     "properties": {
@@ -53,6 +59,7 @@ OPENAI_CHAT = {
         "jit_max_tools": {"type": "integer", "minimum": 1},
         "jit_connect_eager": {"type": "boolean"},
         "include_tool_results": {"type": "boolean"},
+        "chat_template_kwargs": TEMPLATE_KWARGS,
     },
     "required": ["model", "messages"],
 }
@@ -92,6 +99,7 @@ RESPONSES = {
         "mcp_servers": MCP_SERVERS,
         "disabled_mcp_servers": {"type": "array", "items": {"type": "string", "minLength": 1}},
         "max_tool_rounds": {"type": "integer", "minimum": 1},
+        "chat_template_kwargs": TEMPLATE_KWARGS,
     },
     "required": ["model", "input"],
 }
@@ -114,6 +122,7 @@ OLLAMA_CHAT = {
         "jit_max_tools": {"type": "integer", "minimum": 1},
         "jit_connect_eager": {"type": "boolean"},
         "task_id": {"type": "string"},
+        "chat_template_kwargs": TEMPLATE_KWARGS,
     },
     "required": ["model", "messages"],
 }
@@ -262,6 +271,15 @@ HAND_CALL = {
     },
     "required": ["server", "tool"],
 }
+HAND_ANSWER = {
+    "type": "object",
+    "properties": {
+        "question_id": {"type": "string"},
+        "action": {"type": "string", "enum": ["accept", "decline", "cancel"]},
+        "content": OBJECT,
+    },
+    "required": ["question_id", "action"],
+}
 
 
 def openapi_document(version: str) -> dict[str, Any]:
@@ -309,9 +327,17 @@ def openapi_document(version: str) -> dict[str, Any]:
         "/playground/{name}": {
             "get": _operation("A file of the playground page", params=("name",))
         },
+        "/favicon.ico": {"get": _operation("The server's icon (SVG)")},
         "/api/mcp/servers": {"get": _operation("The configured MCP servers and their state")},
         "/api/mcp/call": {"post": _operation("Call one MCP tool by hand", HAND_CALL)},
+        "/api/mcp/call/answer": {
+            "post": _operation("Answer the question a tool called by hand asks", HAND_ANSWER)
+        },
         "/api/conversations": {"get": _operation("Stored Responses conversations")},
+        "/api/eval/reports": {"get": _operation("The eval reports under FARMHAND_HOME/eval/")},
+        "/eval/reports/{name}": {
+            "get": _operation("One eval report, by its signed link", params=("name",))
+        },
     }
     return {
         "openapi": "3.1.0",

@@ -2,7 +2,10 @@
 public APIs it talks to (Responses for chat, `/api/tools` and `/api/tools/search`):
 
     GET  /api/mcp/servers    the configured MCP servers and their state (read-only)
-    POST /api/mcp/call       {server, tool, arguments, approved?}: run one tool by hand
+    POST /api/mcp/call       {server, tool, arguments, approved?}: run one tool by hand;
+                             answers its result, or the question its server asks
+    POST /api/mcp/call/answer {question_id, action, content?}: answer that question; answers
+                             the call's result (or its next question)
     GET  /api/conversations  the stored Responses conversations, newest first (?limit=)
 
 They sit behind the same guard and API keys as every route.
@@ -16,13 +19,21 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from farmhand.errors import FarmhandError, RequestError
+from farmhand.dialects.responses_questions import ACTIONS, question_item
+from farmhand.errors import AnswerError, FarmhandError, RequestError
+from farmhand.runtime.events import InputRequested
 from farmhand.server import playground_files
 from farmhand.server.errors import error_response
 from farmhand.server.json_body import json_object
 from farmhand.server.json_response import JSONResponse
 from farmhand.server.route_state import service_state
-from farmhand.service.hand_call import call_by_hand
+from farmhand.service.hand_call import (
+    HandCall,
+    HandOutcome,
+    answer_hand_call,
+    read_hand_call,
+    start_hand_call,
+)
 from farmhand.service.mcp_status import server_statuses
 
 MAX_CONVERSATIONS = 200
@@ -32,8 +43,10 @@ def routes() -> list[BaseRoute]:
     return [
         Route("/", page, methods=["GET", "HEAD"]),
         Route(playground_files.PREFIX + "{name}", asset, methods=["GET", "HEAD"]),
+        Route(playground_files.FAVICON_PATH, favicon, methods=["GET", "HEAD"]),
         Route("/api/mcp/servers", servers, methods=["GET"]),
         Route("/api/mcp/call", call, methods=["POST"]),
+        Route("/api/mcp/call/answer", answer, methods=["POST"]),
         Route("/api/conversations", conversations, methods=["GET"]),
     ]
 
@@ -50,6 +63,12 @@ async def page(_: Request) -> Response:
     return _file(playground_files.PAGE)
 
 
+async def favicon(_: Request) -> Response:
+    """The icon browsers ask every page of this server for (an eval report has none of its
+    own: it links nothing)."""
+    return _file(playground_files.FAVICON)
+
+
 async def asset(request: Request) -> Response:
     name = request.path_params["name"]
     if name not in playground_files.ASSETS:
@@ -63,15 +82,37 @@ async def servers(request: Request) -> Response:
 
 
 async def call(request: Request) -> Response:
+    state = service_state(request)
     try:
         body = await json_object(request)
         server, tool, arguments, approved = _call_fields(body)
-        output = await call_by_hand(service_state(request), server, tool, arguments, approved)
+        started = start_hand_call(state, server, tool, arguments, approved)
+        return _outcome(started, await read_hand_call(state, started))
     except FarmhandError as exc:
         return error_response(exc, "ollama")
-    return JSONResponse(
-        {"server": server, "tool": tool, "output": output.text, "is_error": output.is_error}
-    )
+
+
+async def answer(request: Request) -> Response:
+    state = service_state(request)
+    try:
+        question_id, action, content = _answer_fields(await json_object(request))
+        going_on = answer_hand_call(state, question_id, action, content)
+        return _outcome(going_on, await read_hand_call(state, going_on))
+    except AnswerError as exc:  # the question stays open unless it is unknown
+        refusal = RequestError(str(exc), param="question_id", status=404 if exc.unknown else 400)
+        return error_response(refusal, "ollama")
+    except FarmhandError as exc:
+        return error_response(exc, "ollama")
+
+
+def _outcome(call: HandCall, outcome: HandOutcome) -> Response:
+    """The call's result, or the question it waits on (the Responses API's item for it)."""
+    body: dict[str, Any] = {"server": call.server, "tool": call.tool}
+    if isinstance(outcome, InputRequested):
+        body["question"] = question_item(outcome)
+    else:
+        body.update(output=outcome.content, is_error=outcome.is_error)
+    return JSONResponse(body)
 
 
 def _call_fields(body: dict[str, Any]) -> tuple[str, str, dict[str, Any], bool]:
@@ -94,6 +135,25 @@ def _call_fields(body: dict[str, Any]) -> tuple[str, str, dict[str, Any], bool]:
     if not isinstance(approved, bool):
         raise RequestError("approved must be true or false", param="approved")
     return server, tool, arguments, approved
+
+
+def _answer_fields(body: dict[str, Any]) -> tuple[str, str, dict[str, Any] | None]:
+    unknown = sorted(set(body) - {"question_id", "action", "content"})
+    if unknown:
+        raise RequestError(
+            f"unknown field(s) {', '.join(unknown)}; send question_id, action, content"
+        )
+    question_id, action = body.get("question_id"), body.get("action")
+    if not isinstance(question_id, str) or not question_id:
+        raise RequestError(
+            "question_id must be the id of the question the call asked", param="question_id"
+        )
+    if action not in ACTIONS:
+        raise RequestError(f"action must be one of {', '.join(ACTIONS)}", param="action")
+    content = body.get("content")
+    if content is not None and not isinstance(content, dict):
+        raise RequestError("content must be an object of the form's fields", param="content")
+    return question_id, action, content
 
 
 async def conversations(request: Request) -> Response:

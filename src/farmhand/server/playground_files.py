@@ -25,9 +25,12 @@ ASSETS = (
     "forms.js",
     "main.js",
     "panel.js",
+    "reports.js",
     "style.css",
 )
 PAGE = "index.html"
+FAVICON = "favicon.svg"
+FAVICON_PATH = "/favicon.ico"
 ASSET_PATHS = frozenset(PREFIX + name for name in ASSETS)
 CONTENT_SECURITY_POLICY = "; ".join(
     [

@@ -148,6 +148,14 @@ def _answer(state: ServiceState, conversation: Conversation) -> RunningChat | No
             param="input",
         )
     given = conversation.answers[0]
+    if given.id in state.hand_questions:
+        raise RequestError(
+            f"question {given.id!r} is asked by a tool called by hand; answer it with"
+            " POST /api/mcp/call/answer",
+            param="input",
+            code="not_found",
+            status=404,
+        )
     try:
         return state.chat_runner().answer(given.id, given.action, given.content, given.reason)
     except AnswerError as exc:  # the question stays open: the client may answer again

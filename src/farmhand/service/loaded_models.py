@@ -23,7 +23,7 @@ from farmhand.config.models import ModelConfig
 from farmhand.config.server import EngineConfig
 from farmhand.errors import BusyError, RequestError
 from farmhand.providers.base import Provider
-from farmhand.providers.engine import EngineLimits, EngineStatus
+from farmhand.providers.engine import SERVED_N_PARALLEL, EngineLimits, EngineStatus
 from farmhand.service.model_files import LoadedModel
 from farmhand.service.model_memory import MIB, budget_bytes, estimate_bytes
 
@@ -33,9 +33,9 @@ SWEEP_SECONDS = 5.0  # how often expired keep_alive models are looked for
 
 
 def default_estimate(model: ModelConfig) -> int:
-    from farmhand.providers.llamacpp import DEFAULT_N_PARALLEL
-
-    return estimate_bytes(model, context_of(model), model.n_parallel or DEFAULT_N_PARALLEL)
+    """What `model` takes once loaded by the service (which serves SERVED_N_PARALLEL
+    sequences when the entry names no n_parallel)."""
+    return estimate_bytes(model, context_of(model), model.n_parallel or SERVED_N_PARALLEL)
 
 
 def context_of(model: ModelConfig) -> int:

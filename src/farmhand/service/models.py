@@ -19,6 +19,7 @@ from typing import Any
 
 import anyio.to_thread
 
+from farmhand.config.chat_template import chat_template_text
 from farmhand.config.models import ModelConfig
 from farmhand.errors import ModelError, RequestError
 from farmhand.models.assemble import ensure_model, local_file
@@ -58,6 +59,11 @@ class ModelFacts:
 
     @property
     def template(self) -> str:
+        """The chat template the model renders with: its `chat_template` override, else
+        its GGUF's."""
+        override = chat_template_text(self.config.chat_template)
+        if override is not None:
+            return override
         return (self.gguf.chat_template or "") if self.gguf else ""
 
     @property
@@ -167,7 +173,7 @@ def _gguf_facts(state: ServiceState, model: ModelConfig) -> ModelFacts:
         )
     info = state.files.info(path)
     capabilities = ["completion", "tools"]
-    template = info.chat_template or ""
+    template = chat_template_text(model.chat_template) or info.chat_template or ""
     if any(mark in template for mark in THINKING_MARKS):
         capabilities.append("thinking")
     capabilities.append("embedding")

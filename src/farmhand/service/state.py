@@ -5,16 +5,20 @@ Built by `create_app` (no module-level state) and kept on `app.state.farmhand`.
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from farmhand.config.models import FarmhandConfig, ModelConfig
 from farmhand.errors import ConfigError, UnknownModelError
 from farmhand.providers.base import Provider
+from farmhand.providers.engine import SERVED_N_PARALLEL
 from farmhand.providers.factory import provider_for
 from farmhand.runtime.questions import PendingAnswers
+from farmhand.service.eval_reports import EvalReports
 from farmhand.service.loaded_models import LoadedModels
 from farmhand.service.model_files import LoadedModel, ModelFiles
 from farmhand.service.model_memory import budget_bytes
@@ -25,11 +29,14 @@ from farmhand.toolsets.mcp.definitions import load_definitions
 from farmhand.toolsets.mcp.policy import KnownServers, RequestPolicy, known_servers
 from farmhand.toolsets.mcp.pool import MCPPool
 
+if TYPE_CHECKING:  # a hand call runs in the state's runner
+    from farmhand.service.hand_call import HandCall
+
 ProviderFactory = Callable[[ModelConfig], Provider]
 
 
 def default_provider_factory(model: ModelConfig) -> Provider:
-    return provider_for(model)
+    return provider_for(model, n_parallel=SERVED_N_PARALLEL)
 
 
 @dataclass
@@ -53,6 +60,11 @@ class ServiceState:
     chats: ChatRunner | None = None
     """The chats that may outlive their request (paused on a question); opened with the
     app's lifespan (`open_chats`)."""
+    hand_questions: dict[str, HandCall] = field(default_factory=dict)
+    """Calls by hand (the playground's tool form) waiting on their server's question, by
+    the question's id (`service.hand_call`)."""
+    link_key: bytes = field(default_factory=lambda: secrets.token_bytes(32))
+    """Signs the links to eval reports (`service.eval_reports`); new for every run."""
     models: LoadedModels = field(default_factory=lambda: LoadedModels(budget_bytes(None)))
     """The loaded models, under the memory budget; projects share the server's."""
 
@@ -111,6 +123,10 @@ class ServiceState:
             self.tasks = TaskStore.in_home(self.home)
             self.tasks.fail_unfinished()  # left working by a previous run of the server
         return self.tasks
+
+    def eval_reports(self) -> EvalReports:
+        """The eval reports kept under `home` (`farmhand eval --html`)."""
+        return EvalReports(self.home, self.link_key)
 
     def response_store(self) -> ResponseStore:
         if self.responses is None:

@@ -1,7 +1,7 @@
 // The transcript: messages, reasoning, tool-call cards and questions, streamed from the
 // Responses API (`POST /v1/responses`, stream: true) or rebuilt from a stored conversation.
 import { el, errorText, events, request } from "./api.js";
-import { schemaForm } from "./forms.js";
+import { elicitationCard } from "./forms.js";
 
 const FOLD = 400; // characters of a result shown before it folds
 const DISCOVERY = "mcp_discover"; // JIT discovery's own tool
@@ -32,13 +32,18 @@ function resultNode(text, failed) {
   );
 }
 
-// One tool call as a card: server and tool, arguments, result, duration.
+// One tool call as a card: server and tool, arguments (as the model writes them), result,
+// duration.
 class ToolCard {
   constructor(item) {
     const discovery = item.name === DISCOVERY;
     this.started = performance.now();
-    this.badge = el("span", { class: "badge" }, item.status || "in_progress");
-    this.args = el("pre", { class: "arguments" }, pretty(item.arguments || ""));
+    this.written = item.arguments || "";
+    // Opened empty: the model is still writing the call, and its arguments stream in.
+    // (One that came whole, e.g. after a question was answered, gets them once more.)
+    this.streaming = this.written === "";
+    this.badge = el("span", { class: "badge" }, this.streaming ? "writing" : item.status || "in_progress");
+    this.args = el("pre", { class: "arguments" }, pretty(this.written));
     this.result = el("div", { class: "result-slot" });
     this.duration = el("span", { class: "muted duration" });
     const title = discovery ? "JIT discovery" : `${item.server_label} · ${item.name}`;
@@ -53,8 +58,20 @@ class ToolCard {
     if (item.status && item.status !== "in_progress") this.finish(item, false);
   }
 
+  // A piece of the arguments as the model writes them: shown as written until they are whole.
+  writing(delta) {
+    if (!this.streaming) return;
+    this.written += delta;
+    this.args.textContent = this.written;
+  }
+
+  // The whole arguments, as the call is run with them: the call's time starts here.
   arguments(text) {
+    this.written = text;
+    this.streaming = false;
     this.args.textContent = pretty(text);
+    this.badge.textContent = "in_progress";
+    this.started = performance.now();
   }
 
   finish(item, timed = true) {
@@ -80,11 +97,27 @@ export class Transcript {
     this.node = node;
     this.onAnswer = onAnswer;
     this.cards = new Map(); // call id -> its card: a call held for an answer ends later
+    this.rounds = { number: 1, afterCalls: false };
   }
 
   clear() {
     this.node.replaceChildren();
     this.cards.clear();
+    this.rounds = { number: 1, afterCalls: false };
+  }
+
+  // The rounds of the tool loop: the model writes, its calls run, the model reads their
+  // results in the next round. What the model writes after a call ran opens a new round.
+  modelWrites() {
+    if (!this.rounds.afterCalls) return;
+    this.rounds.number += 1;
+    this.rounds.afterCalls = false;
+    const label = `Round ${this.rounds.number}`;
+    this.add(el("div", { class: "round", role: "separator", "aria-label": label }, el("span", {}, label)));
+  }
+
+  callRan(item) {
+    if (item.status === "completed" || item.status === "failed") this.rounds.afterCalls = true;
   }
 
   // The card of an mcp_call item: the one already shown for that call, or a new one.
@@ -92,6 +125,7 @@ export class Transcript {
     const shown = this.cards.get(item.id);
     if (shown) {
       shown.started = performance.now(); // it ran once the question was answered
+      shown.streaming = false;
       if (item.status && item.status !== "in_progress") shown.finish(item, false);
       return shown;
     }
@@ -108,6 +142,7 @@ export class Transcript {
   }
 
   user(text) {
+    this.rounds = { number: 1, afterCalls: false };
     return this.add(el("div", { class: "message user" }, el("div", { class: "who" }, "You"), el("div", { class: "text" }, text)));
   }
 
@@ -119,15 +154,20 @@ export class Transcript {
   stored(items) {
     items.forEach((item, index) => {
       const last = index === items.length - 1;
-      if (item.type === "message") {
-        const who = item.role === "user" ? "You" : item.role;
-        this.add(el("div", { class: `message ${item.role}` }, el("div", { class: "who" }, who), el("div", { class: "text" }, textOf(item.content))));
+      if (item.type === "message" && item.role === "user") {
+        this.user(textOf(item.content));
+      } else if (item.type === "message") {
+        this.modelWrites();
+        this.add(el("div", { class: `message ${item.role}` }, el("div", { class: "who" }, item.role), el("div", { class: "text" }, textOf(item.content))));
       } else if (item.type === "reasoning") {
+        this.modelWrites();
         const r = reasoningNode();
         r.text.textContent = textOf(item.content);
         this.add(r.node);
-      } else if (item.type === "mcp_call") {
+      } else if (item.type === "mcp_call" && item.status !== "incomplete") {
+        if (!this.cards.has(item.id)) this.modelWrites();
         this.card(item);
+        this.callRan(item);
       } else if (item.type === "mcp_approval_request" || item.type === "mcp_elicitation_request") {
         this.add(this.question(item, last));
       }
@@ -135,9 +175,9 @@ export class Transcript {
   }
 
   question(item, open) {
-    const card = el("article", { class: "card question", "data-question": item.id });
-    const done = (text) => card.replaceChildren(el("header", {}, el("strong", {}, text)));
     if (item.type === "mcp_approval_request") {
+      const card = el("article", { class: "card question", "data-question": item.id });
+      const done = (text) => card.replaceChildren(el("header", {}, el("strong", {}, text)));
       const approve = (yes) => {
         done(yes ? "Approved" : "Denied");
         this.onAnswer({ type: "mcp_approval_response", approval_request_id: item.id, approve: yes });
@@ -151,29 +191,9 @@ export class Transcript {
       );
       return card;
     }
-    const form = schemaForm(item.requested_schema || {});
-    const answer = (action) => {
-      const body = { type: "mcp_elicitation_response", elicitation_request_id: item.id, action };
-      if (action === "accept") {
-        try {
-          body.content = form.read();
-        } catch (error) {
-          card.append(el("p", { class: "error" }, `Not JSON: ${error.message}`));
-          return;
-        }
-      }
-      done(action === "accept" ? "Answered" : "Declined");
-      this.onAnswer(body);
-    };
-    card.append(
-      el("header", {}, el("strong", {}, `Question from ${item.server_label}`)),
-      el("p", {}, item.message || ""),
-      item.mode === "url" ? el("p", {}, "Open ", el("a", { href: item.url, target: "_blank", rel: "noopener" }, item.url)) : form.node,
-      open ? el("div", { class: "row" },
-        el("button", { type: "button", class: "primary", onclick: () => answer("accept") }, item.mode === "url" ? "Done" : "Send"),
-        el("button", { type: "button", onclick: () => answer("decline") }, "Decline")) : null,
-    );
-    return card;
+    return elicitationCard(item, open, (answer) => {
+      this.onAnswer({ type: "mcp_elicitation_response", elicitation_request_id: item.id, ...answer });
+    });
   }
 
   // Streams one response; returns the final Response object, or null if it failed or
@@ -212,11 +232,14 @@ export class Transcript {
       case "response.reasoning_text.delta":
         if (at) at.text.textContent += event.delta;
         return null;
+      case "response.mcp_call_arguments.delta":
+        if (at && at.card) at.card.writing(event.delta);
+        return null;
       case "response.mcp_call_arguments.done":
         if (at && at.card) at.card.arguments(event.arguments);
         return null;
       case "response.output_item.done":
-        if (at && at.card) at.card.finish(event.item);
+        if (at && at.card) this.callDone(at.card, event.item);
         return null;
       case "response.completed":
       case "response.incomplete":
@@ -229,7 +252,20 @@ export class Transcript {
     }
   }
 
+  callDone(card, item) {
+    if (item.status === "incomplete") {
+      // Written, but the loop never ran it (a repeat, or a turn written again).
+      card.node.remove();
+      this.cards.delete(item.id);
+      return;
+    }
+    card.finish(item);
+    this.callRan(item);
+  }
+
   opened(item) {
+    const written = item.type === "message" || item.type === "reasoning";
+    if (written || (item.type === "mcp_call" && !this.cards.has(item.id))) this.modelWrites();
     if (item.type === "message") {
       const text = el("div", { class: "text" });
       this.add(el("div", { class: "message assistant" }, el("div", { class: "who" }, "Assistant"), text));

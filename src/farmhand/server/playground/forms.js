@@ -50,3 +50,33 @@ export function schemaForm(schema) {
   };
   return { node, read };
 }
+
+// A server's question (an `mcp_elicitation_request` item: in a chat, or in a call by hand)
+// as a card: its message and the form built from its schema, or the link it wants opened.
+// `answer({action, content?})` sends the person's answer; `open` false shows it answered.
+export function elicitationCard(item, open, answer) {
+  const card = el("article", { class: "card question", "data-question": item.id });
+  const form = schemaForm(item.requested_schema || {});
+  const send = (action) => {
+    const body = { action };
+    if (action === "accept") {
+      try {
+        body.content = form.read();
+      } catch (error) {
+        card.append(el("p", { class: "error" }, `Not JSON: ${error.message}`));
+        return;
+      }
+    }
+    card.replaceChildren(el("header", {}, el("strong", {}, action === "accept" ? "Answered" : "Declined")));
+    answer(body);
+  };
+  card.append(
+    el("header", {}, el("strong", {}, `Question from ${item.server_label}`)),
+    el("p", {}, item.message || ""),
+    item.mode === "url" ? el("p", {}, "Open ", el("a", { href: item.url, target: "_blank", rel: "noopener" }, item.url)) : form.node,
+    open ? el("div", { class: "row" },
+      el("button", { type: "button", class: "primary", onclick: () => send("accept") }, item.mode === "url" ? "Done" : "Send"),
+      el("button", { type: "button", onclick: () => send("decline") }, "Decline")) : null,
+  );
+  return card;
+}

@@ -3,6 +3,7 @@ import { json, onKeyNeeded, setApiKey } from "./api.js";
 import { Transcript } from "./chat.js";
 import { conversationItems, listConversations } from "./conversations.js";
 import { Panel } from "./panel.js";
+import { listReports } from "./reports.js";
 
 const $ = (id) => document.getElementById(id);
 const ui = {
@@ -75,6 +76,7 @@ async function send(input) {
 
 function refreshSide() {
   listConversations($("conversations"), previous, open).catch((e) => status(e.message));
+  listReports($("reports"), $("reports-note")).catch((e) => status(e.message));
   panel.refreshServers().catch((e) => status(e.message));
 }
 

@@ -1,7 +1,7 @@
 // The side panel: the configured MCP servers (state, a per-chat switch), their tools
 // (schema, annotations), tool search, and calling a tool by hand.
 import { el, json } from "./api.js";
-import { schemaForm } from "./forms.js";
+import { elicitationCard, schemaForm } from "./forms.js";
 
 export class Panel {
   constructor({ servers, tools, note, search, pattern }) {
@@ -61,6 +61,25 @@ export class Panel {
     this.toolsNode.replaceChildren(...found.tools.map((tool) => this.tool(tool)));
   }
 
+  // Sends a call by hand (or the answer to its server's question) and shows what came
+  // back: the result, or the server's question as a form whose answer goes on with it.
+  async run(output, path, body) {
+    output.replaceChildren(el("p", { class: "muted" }, "Calling…"));
+    try {
+      const result = await json(path, { method: "POST", body });
+      if (result.question) {
+        const card = elicitationCard(result.question, true, (answer) => {
+          this.run(output, "/api/mcp/call/answer", { question_id: result.question.id, ...answer });
+        });
+        output.replaceChildren(card);
+        return;
+      }
+      output.replaceChildren(el("pre", { class: result.is_error ? "result error" : "result" }, result.output));
+    } catch (error) {
+      output.replaceChildren(el("p", { class: "error" }, error.message));
+    }
+  }
+
   tool(tool) {
     const bare = tool.name.slice(tool.server.length + 1);
     const form = schemaForm(tool.parameters);
@@ -76,14 +95,8 @@ export class Panel {
         output.replaceChildren(el("p", { class: "error" }, `Not JSON: ${error.message}`));
         return;
       }
-      output.replaceChildren(el("p", { class: "muted" }, "Calling…"));
-      try {
-        const body = { server: tool.server, tool: bare, arguments: args, approved: confirm ? confirm.checked : false };
-        const result = await json("/api/mcp/call", { method: "POST", body });
-        output.replaceChildren(el("pre", { class: result.is_error ? "result error" : "result" }, result.output));
-      } catch (error) {
-        output.replaceChildren(el("p", { class: "error" }, error.message));
-      }
+      const body = { server: tool.server, tool: bare, arguments: args, approved: confirm ? confirm.checked : false };
+      await this.run(output, "/api/mcp/call", body);
     };
     const annotations = tool.annotations ? el("pre", { class: "schema" }, JSON.stringify(tool.annotations, null, 2)) : null;
     return el(
