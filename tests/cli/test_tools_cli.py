@@ -45,10 +45,39 @@ def test_list_shows_every_filesystem_tool(
 ) -> None:
     run = tools("list", "--tools", "papers")
     assert run.returncode == 0, run.stderr
-    names = [line.split()[0] for line in run.stdout.splitlines()]
+    lines = run.stdout.splitlines()
+    # First each server, with its definition's description and capabilities.
+    assert lines[0].split() == ["filesystem", "Read", "files", "and", "folders", "(files)"]
+    names = [line.split()[0] for line in lines if ":" in line]
     assert "filesystem:list_directory" in names
     assert "filesystem:write_file" in names  # the user, not a model, is calling here
     assert len(names) >= 10
+
+
+def test_a_definitions_description_and_capabilities_are_shown_and_searched(
+    tools: Callable[..., subprocess.CompletedProcess[str]], folder: Path
+) -> None:
+    shelf = {
+        "name": "shelf",
+        "description": "The team's shared drive",
+        "capabilities": ["storage", "documents"],
+        "command": "mcp-server-filesystem",
+        "args": [str(folder / "papers")],
+        "auto_enable": "always",
+    }
+    defined = {"FARMHAND_MCP_SERVERS": json.dumps({"servers": [shelf]})}
+    listed = tools("list", **defined)
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout.splitlines()[0] == "shelf  The team's shared drive (storage, documents)"
+
+    # No tool of the filesystem server is named or described after storage: its server is.
+    found = tools("search", "*storage*", **defined)
+    assert found.returncode == 0, found.stderr
+    names = [line.split()[0] for line in found.stdout.splitlines()]
+    assert "shelf:list_directory" in names and len(names) >= 10
+    found = tools("search", "*shared drive*", **defined)
+    assert found.returncode == 0, found.stderr
+    assert "shelf:read_text_file" in found.stdout
 
 
 def test_search_ranks_matches_by_relevance(

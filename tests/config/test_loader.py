@@ -443,7 +443,8 @@ def test_unknown_keys_at_every_depth(tmp_path: Path) -> None:
         "F:7: mcp.servers[0].comand: unknown key 'comand' (did you mean 'command'?);"
         " allowed keys: name, transport, command, args, env, base_url, headers, auth, client_id,"
         " client_secret, scopes, callback_port, tool_timeout,"
-        " allow_unsafe_command, require_approval, trust_when_named",
+        " allow_unsafe_command, require_approval, trust_when_named, description,"
+        " capabilities",
         "F:13: runtime.models[0].tools[0].parameter: unknown key 'parameter' (did you mean"
         " 'parameters'?); allowed keys: type, name, description, parameters",
         "F:19: prompts[0].messages[0].weight: unknown key 'weight'; allowed keys: role, content",

@@ -28,6 +28,19 @@ from farmhand.server.app import create_app
 SERVERS = Path(__file__).parent / "servers"
 PANTRY = Path(__file__).parent.parent / "toolsets" / "mcp" / "servers" / "pantry_server.py"
 FILES = SERVERS / "files_server.py"
+# A client's own tool, in Ollama's (OpenAI's) shape.
+WEATHER_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "The weather in a city.",
+        "parameters": {
+            "type": "object",
+            "properties": {"city": {"type": "string"}},
+            "required": ["city"],
+        },
+    },
+}
 
 
 def stdio_server(name: str, script: Path) -> McpServerConfig:

@@ -15,6 +15,7 @@ import pytest
 from tests.server.ollama_serving import (
     FILES,
     PANTRY,
+    WEATHER_TOOL,
     make_config,
     serving,
     stdio_server,
@@ -25,19 +26,6 @@ from farmhand.errors import ProviderError
 from farmhand.messages import Message, ToolCall, Usage
 from farmhand.providers.scripted import ScriptedProvider, Step
 from farmhand.tools.definition import ToolDefinition
-
-WEATHER_TOOL = {
-    "type": "function",
-    "function": {
-        "name": "get_weather",
-        "description": "The weather in a city.",
-        "parameters": {
-            "type": "object",
-            "properties": {"city": {"type": "string"}},
-            "required": ["city"],
-        },
-    },
-}
 
 
 @pytest.fixture
@@ -229,7 +217,16 @@ def test_configured_server_tools_with_tool_results(
     response = post(base_url, "/api/chat", body)
     assert response.status_code == 200, response.text
     data = response.json()
-    assert data["message"] == {"role": "assistant", "content": "The pantry said hello."}
+    assert data["message"] == {
+        "role": "assistant",
+        "content": "The pantry said hello.",
+        "tool_calls": [
+            {
+                "function": {"name": "pantry:echo", "arguments": {"text": "hello pantry"}},
+                "executed": True,
+            }
+        ],
+    }
     assert data["tool_results"] == [
         {
             "tool_name": "pantry:echo",

@@ -1,8 +1,10 @@
 """`farmhand tools`: list, search and call MCP tools directly, with no model involved.
 
 The servers are the config's `mcp.servers` plus those the definitions turn on for
-`--tools PATH`. You are the caller here, so the whole tool set is shown (a model given
-`--tools` gets only the read-only file tools); relative paths still mean this folder.
+`--tools PATH` (without it, those marked `auto_enable: always`). You are the caller here,
+so the whole tool set is shown (a model given `--tools` gets only the read-only file
+tools); relative paths still mean this folder. `list` shows each server's description and
+capabilities first; `search` matches them too.
 """
 
 from __future__ import annotations
@@ -31,11 +33,12 @@ from farmhand.runtime.session import ServerToolsets, ToolSettings, tool_settings
 from farmhand.runtime.tool_paths import servers_for_path
 from farmhand.tools.definition import SEPARATOR, ToolDefinition
 from farmhand.tools.schema import validate_arguments
-from farmhand.toolsets.mcp.discovery import DiscoveryToolset
+from farmhand.toolsets.mcp.discovery import DiscoveryToolset, ServerSource
 from farmhand.toolsets.mcp.oauth_store import auth_description
 from farmhand.toolsets.mcp.transports import where
 
 T = TypeVar("T")
+ToolListing = tuple[list[ToolDefinition], list[str]]
 
 tools_app = typer.Typer(no_args_is_help=True, help="List, search and call MCP tools (no model).")
 
@@ -47,9 +50,14 @@ ToolsPath = Annotated[
 
 @tools_app.command("list")
 def list_command(tools: ToolsPath = None, config: ConfigOption = None) -> None:
-    """Every tool of every server, as `server:tool  description`."""
-    found, problems = _with_servers(tools, config, lambda jit: jit.all_tools())
+    """Each server with what it is for, then every tool, as `server:tool  description`."""
+
+    async def listing(jit: DiscoveryToolset) -> tuple[list[ServerSource], ToolListing]:
+        return jit.sources, await jit.all_tools()
+
+    servers, (found, problems) = _with_servers(tools, config, listing)
     _warn(problems)
+    print_servers(servers)
     print_tools(found)
 
 
@@ -157,12 +165,12 @@ def _with_servers(
     with user_errors():
         cfg = project_config(config)
         servers: list[McpServerConfig] = list(cfg.mcp.servers)
-        folder: frozenset[str] = frozenset()
-        if path is not None:
-            found = servers_for_path(path)
-            _warn(found.notes)
-            servers += [s for s in found.servers if s.name not in {c.name for c in servers}]
-            folder = found.folder_servers
+        # Without --tools, the definitions marked `auto_enable: always` still start (as in
+        # `farmhand run`).
+        found = servers_for_path(path)
+        _warn(found.notes)
+        servers += [s for s in found.servers if s.name not in {c.name for c in servers}]
+        folder = found.folder_servers
         if not servers:
             raise ConfigError("no MCP servers: add --tools PATH, or mcp.servers to the config")
         if only is not None:
@@ -178,6 +186,20 @@ def _with_servers(
                 return await use(jit)
 
         return anyio.run(main)
+
+
+def print_servers(servers: Sequence[ServerSource]) -> None:
+    """One line per server: its name, its description and capabilities (from its definition
+    or the config), then a blank line before the tools."""
+    width = max((len(s.name) for s in servers), default=0)
+    for server in servers:
+        tags = f" [dim]({escape(', '.join(server.capabilities))})[/]" if server.capabilities else ""
+        console.print(
+            f"[bold]{escape(server.name.ljust(width))}[/]  {escape(server.description)}{tags}",
+            highlight=False,
+            soft_wrap=True,
+        )
+    console.print()
 
 
 def print_tools(tools: Sequence[ToolDefinition]) -> None:

@@ -166,6 +166,12 @@ class McpServerConfig(Strict):
     listing it), offer all its tools and leave its processes out of
     server.request_servers.max_alive; by default it is held to the rules of a request's
     own servers (read-only tools unless allow_writes, counted in max_alive)."""
+    description: str = ""
+    """What the server is for, in a few words: shown by `farmhand tools list`, and matched
+    by `mcp_discover` patterns (a pattern that matches it finds all the server's tools)."""
+    capabilities: list[str] = []
+    """Tags for what the server can do (e.g. files, git, sql): shown and matched like
+    `description`."""
 
     @field_validator("transport", mode="before")
     @classmethod

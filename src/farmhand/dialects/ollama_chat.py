@@ -6,10 +6,18 @@ Field names and defaults follow Ollama's MCP API: `stream` true, `max_tool_round
 `task_id`. Ollama's own `options`, `format`,
 `think` and `keep_alive` are read as `ollama_options.py` says; `images` are refused (no
 model farmhand runs has vision).
+
+The final message lists the MCP calls farmhand ran in `message.tool_calls`, as the Ollama
+MCP fork does, but only for a client that offered no tools of its own (`tools`): one that
+did runs a loop over `tool_calls` (Ollama's meaning: "run these"), so it gets only the calls
+it must run. Each call that ran is marked `"executed": true`. When such a message comes back
+in a later request's history, its calls that no tool message answers are records of calls
+that ran, not requests: they are left out of what the model sees (`drop_executed_calls`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from collections.abc import Callable, Sequence
@@ -33,6 +41,7 @@ from farmhand.runtime.events import LoopFinished
 from farmhand.service.chat import ChatRequest
 from farmhand.service.mcp_servers import parse_mcp_servers
 from farmhand.service.tasks import MAX_TASK_ID_LENGTH, iso_time
+from farmhand.tools.definition import SEPARATOR
 from farmhand.tools.formats.detect import to_openai_tools
 
 DEFAULT_MAX_TOOL_ROUNDS = 15
@@ -47,6 +56,8 @@ class _Function(OllamaBody):
 class _ToolCall(OllamaBody):
     id: str | None = None
     function: _Function
+    executed: bool = False
+    """farmhand's mark on a call it ran (a final message's record, sent back)."""
 
 
 class _Message(OllamaBody):
@@ -102,7 +113,7 @@ def chat_request(body: ChatBody) -> ChatRequest:
         raise RequestError(f"tools: {exc}", param="tools") from None
     return ChatRequest(
         model=body.model,
-        messages=to_messages(body.messages),
+        messages=drop_executed_calls(body.messages, {t.name for t in tools}),
         settings=(body.options or Options()).settings(
             response_format=response_format(body.format),
             think=think_flag(body.think),
@@ -156,6 +167,40 @@ def to_messages(items: list[_Message]) -> list[Message]:
         else:
             messages.append(Message(item.role, content))
     return messages
+
+
+def drop_executed_calls(items: list[_Message], client_tools: set[str]) -> list[Message]:
+    """`to_messages`, less the calls farmhand already ran: those a final message listed
+    (marked `executed`, or, from a client that drops the mark, an MCP `server:tool` call
+    that is not one of the client's tools) and that no tool message answers. The model sees
+    its answer after them, not a call that seems never to have run."""
+    messages = to_messages(items)  # one message per item
+    kept: list[Message] = []
+    for i, (item, message) in enumerate(zip(items, messages, strict=True)):
+        ran = {
+            j
+            for j, call in enumerate(item.tool_calls or [])
+            if call.executed
+            or (SEPARATOR in call.function.name and call.function.name not in client_tools)
+        }
+        if ran:
+            answered = {m.tool_call_id for m in _results_after(messages, i)}
+            calls = tuple(
+                c for j, c in enumerate(message.tool_calls) if j not in ran or c.id in answered
+            )
+            message = dataclasses.replace(message, tool_calls=calls)
+        kept.append(message)  # even when left empty: some templates need turns to alternate
+    return kept
+
+
+def _results_after(messages: list[Message], index: int) -> list[Message]:
+    """The tool messages right after messages[index]."""
+    results = []
+    for message in messages[index + 1 :]:
+        if message.role != "tool":
+            break
+        results.append(message)
+    return results
 
 
 def _answered(calls: list[ToolCall], call_id: str | None, name: str | None) -> ToolCall | None:
@@ -248,8 +293,8 @@ class ChatLines:
         message: dict[str, Any] = {"role": "assistant", "content": content}
         if thinking:
             message["thinking"] = thinking
-        if finished.pending_calls and not self.body.stream:
-            message["tool_calls"] = _ollama_calls(finished.pending_calls)
+        if calls := self._final_calls(finished):
+            message["tool_calls"] = calls
         now = time.perf_counter_ns()
         first = self.first_token or now
         response: dict[str, Any] = {
@@ -275,6 +320,16 @@ class ChatLines:
                 for record in finished.tool_calls
             ]
         return {**response, **self.task()}
+
+    def _final_calls(self, finished: LoopFinished) -> list[dict[str, Any]]:
+        """The calls the client must run (streamed on a line of their own), else, for a
+        client with no tools of its own, the MCP calls that ran, marked `executed`."""
+        if finished.pending_calls:
+            return [] if self.body.stream else _ollama_calls(finished.pending_calls)
+        if self.body.tools:
+            return []
+        ran = [r.call for r in finished.tool_calls if SEPARATOR in r.call.name]
+        return [{**call, "executed": True} for call in _ollama_calls(ran)]
 
 
 def _ollama_calls(calls: Sequence[ToolCall]) -> list[dict[str, Any]]:

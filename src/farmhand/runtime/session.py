@@ -137,8 +137,13 @@ class ServerToolsets:
             toolsets.append(PrefixedToolset(toolset, server.name))
         return toolsets
 
-    def source(self, server: McpServerConfig, description: str = "") -> ServerSource:
-        return ServerSource(server.name, description, lambda: self.open(server))
+    def source(self, server: McpServerConfig) -> ServerSource:
+        return ServerSource(
+            server.name,
+            server.description,
+            lambda: self.open(server),
+            capabilities=tuple(server.capabilities),
+        )
 
 
 async def open_router(

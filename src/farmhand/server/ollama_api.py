@@ -4,9 +4,10 @@ Ollama's MCP API; the model routes (`ollama_models_api.py`: tags, show, ps, embe
 and `/api/generate` (`ollama_generate_api.py`) are registered with these.
 
 Every chat is a task (`tasks.py`): its id and status ride on every response line.
-`message.tool_calls` holds only the calls the client must run itself (its own `tools`);
-calls farmhand ran on MCP servers are reported in `tool_results` when the request asks
-for them with `include_tool_results`.
+`message.tool_calls` holds the calls the client must run itself (its own `tools`); for a
+client with no tools of its own, the final message lists there the MCP calls farmhand ran,
+marked `executed` (`dialects/ollama_chat.py` says why). What those calls returned is in
+`tool_results` when the request asks for it with `include_tool_results`.
 
 A streamed chat is `server.streaming`'s NDJSON: a failure before the first line is still an
 HTTP error with its own status, one after it an `{"error": ...}` line, as Ollama streams them.

@@ -76,14 +76,21 @@ class Opened:
     def __init__(self) -> None:
         self.names: list[str] = []
 
-    def source(self, name: str, make: Callable[[], MCPServer]) -> ServerSource:
+    def source(
+        self,
+        name: str,
+        make: Callable[[], MCPServer],
+        description: str = "",
+        capabilities: tuple[str, ...] = (),
+    ) -> ServerSource:
         @asynccontextmanager
         async def open_server() -> AsyncIterator[Toolset]:
             self.names.append(name)
             async with MCPToolset(name, make) as toolset:
                 yield toolset
 
-        return ServerSource(name, f"{name} tools", open_server)
+        about = description or f"{name} tools"
+        return ServerSource(name, about, open_server, capabilities=capabilities)
 
 
 def discovery(opened: Opened, **options: object) -> DiscoveryToolset:
@@ -259,3 +266,22 @@ async def test_the_users_request_outweighs_the_word_in_the_pattern() -> None:
         injected = jit.injected
     assert "filesystem:list_directory" in injected
     assert injected[0] == "filesystem:list_directory"
+
+
+async def test_a_servers_description_and_capabilities_find_its_tools() -> None:
+    # The definitions' fields (Ollama's MCP design): no tool is named or described after
+    # "storage" or "shared drive", but the server that holds them says it is that.
+    opened = Opened()
+    shelf = opened.source(
+        "shelf", filesystem_server, "The team's shared drive", capabilities=("storage",)
+    )
+    async with DiscoveryToolset([shelf, opened.source("clock", clock_server)]) as jit:
+        jit.note_conversation([Message.user("What is on the shelf?")])
+        output = await jit.call_tool(DISCOVER, {"pattern": "*storage*"})
+        injected = jit.injected
+        by_description, _ = await jit.search("shared drive")
+        nothing = await jit.call_tool(DISCOVER, {"pattern": "*database*"})
+    assert output.text.startswith("These tools are now available")
+    assert len(injected) == 5 and all(name.startswith("shelf:") for name in injected)
+    assert len(by_description) == len(FILESYSTEM_TOOLS)
+    assert "shelf (The team's shared drive; storage), clock (clock tools)" in nothing.text

@@ -61,6 +61,7 @@ class ServerDefinition(Strict):
 
     name: str
     description: str = ""
+    """What the server is for: shown by `farmhand tools list`, matched by `mcp_discover`."""
     command: str | None = None
     args: list[str] = Field(default_factory=list)
     env: dict[str, str] = Field(default_factory=dict)
@@ -72,6 +73,7 @@ class ServerDefinition(Strict):
     path_arg_index: int = -1
     """Where the path goes in `args`; -1 appends it."""
     capabilities: list[str] = Field(default_factory=list)
+    """Tags such as "files" or "git": shown and matched like `description`."""
     auto_enable: AutoEnable = "never"
     enable_if: EnableIf = EnableIf()
     install_hint: str = ""
@@ -124,6 +126,8 @@ class ServerDefinition(Strict):
         command = self._resolved_command() if self.transport == "stdio" else None
         return McpServerConfig(
             name=self.name,
+            description=self.description,
+            capabilities=list(self.capabilities),
             transport=self.transport,
             command=command,
             args=args,

@@ -52,6 +52,15 @@ class ServerSource:
     name: str
     description: str
     open: Callable[[], AbstractAsyncContextManager[Toolset]]
+    capabilities: tuple[str, ...] = ()
+    """The definition's tags (files, git, ...); a pattern matching one, or the description,
+    finds all of the server's tools."""
+
+    @property
+    def label(self) -> str:
+        """The name, with what the server is for when it says."""
+        about = "; ".join(part for part in (self.description, ", ".join(self.capabilities)) if part)
+        return f"{self.name} ({about})" if about else self.name
 
 
 @dataclass
@@ -109,6 +118,10 @@ class DiscoveryToolset:
         self._conversation = "\n".join(recent)
 
     @property
+    def sources(self) -> list[ServerSource]:
+        return [c.source for c in self._connections.values()]
+
+    @property
     def injected(self) -> list[str]:
         return list(self._injected)
 
@@ -129,7 +142,12 @@ class DiscoveryToolset:
         could not be reached (empty when all answered)."""
         tools, problems = await self.all_tools()
         glob = tool_glob(pattern)
-        matching = [t for t in tools if matches(glob, t)]
+        servers = {
+            name
+            for name, connection in self._connections.items()
+            if server_matches(glob, connection.source)
+        }
+        matching = [t for t in tools if matches(glob, t) or t.name.split(SEPARATOR)[0] in servers]
         ranked = rank_tools(matching, pattern, context)
         return ranked, "; ".join(problems)
 
@@ -167,12 +185,7 @@ class DiscoveryToolset:
                 " available; call them directly:"
             )
         if not ranked:
-            servers = ", ".join(
-                f"{c.source.name} ({c.source.description})"
-                if c.source.description
-                else c.source.name
-                for c in self._connections.values()
-            )
+            servers = ", ".join(c.source.label for c in self._connections.values())
             return ToolOutput(
                 f"No tools match {pattern!r}. Servers: {servers or 'none'}. Try a broader"
                 f" pattern, such as '*'.{note}"
@@ -236,6 +249,17 @@ def matches(glob: Glob, tool: ToolDefinition) -> bool:
     name = tool.name.lower()
     texts = (name, name.split(SEPARATOR, 1)[0], " ".join(tool.description.lower().split()))
     return any(glob.match(text) for text in texts)
+
+
+def server_matches(glob: Glob, source: ServerSource) -> bool:
+    """Whether `glob` matches what the server's definition says it is for: its description
+    or one of its capabilities (`*sql*` finds a server tagged "sql" whatever its tools are
+    called)."""
+    texts = (
+        " ".join(source.description.lower().split()),
+        *(c.lower() for c in source.capabilities),
+    )
+    return any(text and glob.match(text) for text in texts)
 
 
 def _first_line(text: str) -> str:
