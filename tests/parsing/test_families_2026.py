@@ -1,7 +1,10 @@
 """The families of issue 28, each on cases written from its format (vLLM's reference parser
 and the model card, named in each module's docstring): a call, parallel calls, calls inside
-reasoning, unicode and escapes, markup inside a string value, no call, output cut off at
-every position inside a call, and detection from the model's name and template."""
+reasoning (closed, unclosed, opened by the prompt), unicode and escapes, markup inside a
+string value, a tool's definition echoed, a fenced example naming no offered tool, no call,
+output cut off at every position inside a call, and detection from the model's name and
+template. The older formats that passed only some of these (Hunyuan-A13B and -7B, xLAM,
+Mistral's `[TOOL_CALLS]` before tokenizer v11 and at v11) run the same cases."""
 
 from __future__ import annotations
 
@@ -64,6 +67,15 @@ def json_call(args: dict[str, Any]) -> str:
     return json.dumps({"name": "get_weather", "arguments": args}, ensure_ascii=False)
 
 
+def hunyuan_7b(args: dict[str, Any]) -> str:
+    fenced = json.dumps(args, ensure_ascii=False)
+    return f"<tool_call>get_weather\n```json\n{fenced}\n```</tool_call>"
+
+
+def mistral_v11(args: dict[str, Any]) -> str:
+    return "[TOOL_CALLS]get_weather" + json.dumps(args, ensure_ascii=False)
+
+
 def python_call(args: dict[str, Any]) -> str:
     return "get_weather(" + ", ".join(f"{k}={json.dumps(v)}" for k, v in args.items()) + ")"
 
@@ -83,18 +95,29 @@ FORMATS: dict[str, Any] = {
     "toolace": (python_call, lambda calls: "[" + ", ".join(calls) + "]"),
     "granite_20b_fc": (json_call, lambda calls: "".join(f"<function_call> {c}\n" for c in calls)),
     "qwen3_8": (qwen, lambda calls: "\n".join(calls)),
+    "hunyuan": (json_call, lambda calls: "<tool_calls>[" + ", ".join(calls) + "]</tool_calls>"),
+    "hunyuan_7b": (hunyuan_7b, lambda calls: "<tool_calls>" + "\n".join(calls) + "</tool_calls>"),
+    "xlam": (json_call, lambda calls: "[" + ", ".join(calls) + "]"),
+    "mistral_nemo": (json_call, lambda calls: "[TOOL_CALLS][" + ", ".join(calls) + "]"),
+    "mistral_v03": (json_call, lambda calls: "[TOOL_CALLS] [" + ", ".join(calls) + "]"),
+    "mistral_v11": (mistral_v11, "".join),
 }  # fmt: skip
+# The older formats that passed only some of these cases before.
+OLDER = ["hunyuan", "hunyuan_7b", "xlam", "mistral_nemo", "mistral_v03", "mistral_v11"]
+# Cases that are a family's other form: the family that reads them.
+FAMILY_OF = {"hunyuan_7b": "hunyuan", "mistral_v03": "mistral_nemo", "mistral_v11": "mistral_nemo"}
 THINK = {
     "kimi_k3": ("<|open|>think<|sep|>", "<|close|>think<|sep|>"),
 }
-NO_TEXT_BEFORE = {"toolace"}  # the list must open the reply
+NO_TEXT_BEFORE = {"toolace", "xlam"}  # the list must open the reply
 
 
-def read(family: str, text: str, **options: Any) -> dict[str, Any]:
+def read(case: str, text: str, **options: Any) -> dict[str, Any]:
     """The message, the same fed whole and one character at a time."""
-    cls = family_class(family)
-    whole = message_of(cls, text, tool_schemas=SCHEMAS, **options)
-    assert message_of(cls, text, list(text), tool_schemas=SCHEMAS, **options) == whole
+    cls = family_class(FAMILY_OF.get(case, case))
+    options = {"tool_schemas": SCHEMAS, "known": set(SCHEMAS), **options}
+    whole = message_of(cls, text, **options)
+    assert message_of(cls, text, list(text), **options) == whole
     return whole
 
 
@@ -135,6 +158,35 @@ def test_no_call_is_text(family: str) -> None:
     assert read(family, text) == {"content": text, "reasoning_content": "", "tool_calls": []}
 
 
+# A tool's definition as the prompt shows it, and as a flat object, echoed where a call was
+# wanted; at the reply's start, where a family without call tokens would look for calls.
+DEFINITION = {
+    "name": "get_weather",
+    "description": "Get the weather.",
+    "parameters": SCHEMAS["get_weather"],
+}
+ECHOES = [
+    json.dumps({"type": "function", "function": DEFINITION}),
+    "<tools>\n" + json.dumps({"type": "function", "function": DEFINITION}) + "\n</tools>",
+    json.dumps([DEFINITION]),
+    json.dumps(DEFINITION),
+]
+
+
+@pytest.mark.parametrize("family", FORMATS)
+@pytest.mark.parametrize("echo", ECHOES)
+def test_a_tool_definition_echoed_is_text(family: str, echo: str) -> None:
+    assert read(family, echo) == {"content": echo, "reasoning_content": "", "tool_calls": []}
+
+
+@pytest.mark.parametrize("family", FORMATS)
+def test_a_fenced_example_naming_no_offered_tool_is_text(family: str) -> None:
+    example = json.dumps({"name": "book_flight", "arguments": {"to": "Oslo"}})
+    for fenced in (f"```json\n{example}\n```", f"```json\n[{example}]\n```"):
+        text = f"Such a call looks like:\n{fenced}\nShall I?"
+        assert read(family, text) == {"content": text, "reasoning_content": "", "tool_calls": []}
+
+
 @pytest.mark.parametrize("family", sorted(set(FORMATS) - {"toolace", "granite_20b_fc"}))
 def test_reasoning_then_calls(family: str) -> None:
     open_tag, close_tag = THINK.get(family, ("<think>", "</think>"))
@@ -143,7 +195,7 @@ def test_reasoning_then_calls(family: str) -> None:
     assert message["tool_calls"] == [{"name": "get_weather", "arguments": PARIS}]
 
 
-@pytest.mark.parametrize("family", ["deepseek_v4", "kimi_k3", "hy3", "step3", "qwen3_8"])
+@pytest.mark.parametrize("family", ["deepseek_v4", "kimi_k3", "hy3", "step3", "qwen3_8", *OLDER])
 def test_calls_written_inside_unclosed_reasoning_end_it(family: str) -> None:
     open_tag, _ = THINK.get(family, ("<think>", "</think>"))
     message = read(family, f"{open_tag}I need the weather.\n" + output(family, PARIS))
@@ -151,7 +203,7 @@ def test_calls_written_inside_unclosed_reasoning_end_it(family: str) -> None:
     assert message["tool_calls"] == [{"name": "get_weather", "arguments": PARIS}]
 
 
-@pytest.mark.parametrize("family", ["kimi_k3", "step3", "deepseek_v4", "qwen3_8"])
+@pytest.mark.parametrize("family", ["kimi_k3", "step3", "deepseek_v4", "qwen3_8", *OLDER])
 def test_reasoning_opened_by_the_prompt(family: str) -> None:
     message = read(family, "Paris it is.\n" + output(family, PARIS), thinking_forced_open=True)
     assert message["reasoning_content"] == "Paris it is."
@@ -175,7 +227,9 @@ def test_kimi_k3_reply_channel_markers_are_not_text() -> None:
 CALL_STARTS = {
     "deepseek_v4": f"<{D}tool_calls>", "kimi_k3": "<|open|>tools<|sep|>", "hy3": "<tool_calls>",
     "step3": "<｜tool_calls_begin｜>", "minimax_m1": "<tool_calls>", "toolace": "get_weather(",
-    "granite_20b_fc": "<function_call>", "qwen3_8": "<tool_call>",
+    "granite_20b_fc": "<function_call>", "qwen3_8": "<tool_call>", "hunyuan": "<tool_calls>",
+    "hunyuan_7b": "<tool_calls>", "xlam": '[{"name": "get_weather",',
+    "mistral_nemo": "[TOOL_CALLS]", "mistral_v03": "[TOOL_CALLS]", "mistral_v11": "[TOOL_CALLS]",
 }  # fmt: skip
 
 
