@@ -37,6 +37,8 @@ class PythonicListParser(CursorParser):
     end_marker: ClassVar[str] = ""
     # A list of calls may also open the reply without the start marker.
     bare_list_at_start: ClassVar[bool] = False
+    # What an error says the calls should look like.
+    expected: ClassVar[str] = _EXPECTED
 
     def __init__(
         self, known_names: Collection[str] | None = None, *, options: ParserOptions | None = None
@@ -174,7 +176,7 @@ class PythonicListParser(CursorParser):
         body = self._read_to_stop((self.end_marker,) if self.end_marker else (), final)
         if body is None:
             return False
-        self._call_done(unreadable(None, body, _EXPECTED))
+        self._call_done(unreadable(None, body, self.expected))
         self._mode = "end"
         return True
 
