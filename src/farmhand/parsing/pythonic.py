@@ -24,7 +24,7 @@ from farmhand.parsing.reader import CallObjectReader
 from farmhand.parsing.scan import feed_from
 
 CALL_HEAD = re.compile(r"([A-Za-z_][\w.\-]*)\s*\(")
-_BARE_LIST = re.compile(r"\s*\[\s*[A-Za-z_][\w.\-]*\s*\(")
+_BARE_LIST = re.compile(r"\s*\[\s*([A-Za-z_][\w.\-]*)\s*\(")
 _BARE_LIST_SO_FAR = re.compile(r"\s*(?:\[\s*(?:[A-Za-z_][\w.\-]*\s*)?)?")
 # What may still grow into a call's head.
 _HEAD_SO_FAR = re.compile(r"[A-Za-z_][\w.\-]*\s*\Z")
@@ -189,3 +189,9 @@ def opens_with_calls(text: str, final: bool) -> bool | None:
     if not final and len(text) < _HEAD_LIMIT and _BARE_LIST_SO_FAR.fullmatch(text):
         return None
     return False
+
+
+def first_call_name(text: str) -> str | None:
+    """The name of the first call of a list that opens `text` (`[name(`), else None."""
+    match = _BARE_LIST.match(text)
+    return match.group(1) if match else None
