@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from tests.parsing.helpers import message_of
+from tests.support.corpus import CORPUS
 
 from farmhand.parsing.registry import detect_family, family_class, resolve_family
 
@@ -279,10 +280,39 @@ def test_detected_from_the_model_name(model: str, family: str) -> None:
         ("<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name=", "step3"),
         ("<beginning_of_sentence>{{ role }}{% if tools %}<tool_calls>{% endif %}", "minimax_m1"),
         ("{{ '<｜Assistant｜>' }}<｜DSML｜function_calls>", "deepseek_v3_2"),
+        # tests/corpora/llamacpp holds no template of any family of this file (nor Qwen3.8's,
+        # which is told by its name: below); the lines above are each format's own tokens.
+        # The lines that give each older family away in the templates vLLM ships for it
+        # (examples/tool_chat_template_*.jinja; the models' own, the GGUF's, say the same).
+        ("{{ 'SYSTEM: ' + sys_prompt }}\n<|function_call_library|>\n{{- tool.parameters|tojson }}",
+         "granite_20b_fc"),
+        ("{{- '<function_call> ' + tc|tojson }}{{- '<function_response> ' + message['content'] }}",
+         "granite_20b_fc"),
+        ("<|start_header_id|>ipython<|end_header_id|>\n\nyou MUST put it in the format of"
+         " [func_name1(params_name1=params_value1, params_name2=params_value2...)]", "toolace"),
+        ("<|im_start|>system\nYou have access to a set of tools. When using tools, make calls in"
+         ' a single JSON array: \n\n[{"name": "tool_call_name", "arguments": {}}]', "xlam"),
+        ("<|start_header_id|>ipython<|end_header_id|>\n\nWhen using tools, make calls in a"
+         " single JSON array", "xlam"),
+        ("<|startoftext|>{{ content }}<|extra_4|>\u7528\u6237\uff1a{{ content }}<|extra_0|>"
+         '<tool_calls>[{"name": "func_name1"}]</tool_calls>', "hunyuan"),
+        ("{{ '<beginning_of_sentence>ai name=MiniMax AI\\n<tool_calls>\\n' }}", "minimax_m1"),
+        ("[AVAILABLE_TOOLS]{{ tools }}[/AVAILABLE_TOOLS][TOOL_CALLS]{{ content }}[TOOL_RESULTS]",
+         "mistral_nemo"),
     ],
-)
+)  # fmt: skip
 def test_detected_from_the_template(template: str, family: str) -> None:
     assert detect_family(template) == family
+
+
+def test_qwen38_under_qwen35s_template_is_told_by_its_name() -> None:
+    # No Qwen3.8 template is in the corpora; its calls are Qwen3.5's, so its template would
+    # be taken for qwen3_coder, which does not read calls written inside <think>.
+    qwen35 = CORPUS / "templates" / "autoparser" / "Qwen3.5-4B.jinja"
+    template = qwen35.read_text(encoding="utf-8")
+    assert detect_family(template) == "qwen3_coder"
+    assert detect_family(template, "Qwen/Qwen3.8-27B") == "qwen3_8"
+    assert detect_family(template, "Qwen/Qwen3.5-4B") == "qwen3_coder"
 
 
 @pytest.mark.parametrize(
