@@ -188,6 +188,15 @@ def test_a_fenced_example_naming_no_offered_tool_is_text(family: str) -> None:
         assert read(family, text) == {"content": text, "reasoning_content": "", "tool_calls": []}
 
 
+@pytest.mark.parametrize("family", FORMATS)
+def test_a_call_inside_code_the_model_explains_is_text(family: str) -> None:
+    code = (
+        "From Python you would write:\n```python\nclient.run("
+        f"{json_call(PARIS)})\nclient.run([get_weather(city='Oslo')])\n```\nThat sends it."
+    )
+    assert read(family, code) == {"content": code, "reasoning_content": "", "tool_calls": []}
+
+
 @pytest.mark.parametrize("family", sorted(set(FORMATS) - {"toolace", "granite_20b_fc"}))
 def test_reasoning_then_calls(family: str) -> None:
     open_tag, close_tag = THINK.get(family, ("<think>", "</think>"))
