@@ -150,3 +150,6 @@ def test_parse_says_which_shape_the_calls_came_in() -> None:
     unknown = parse(f"Sure:\n```json\n{call}\n```", "--family", "any", "--tools", "get_weather")
     assert (unknown["family"], unknown["shape"]) == ("known_shapes", "code fence")
     assert "shape" not in parse(f"<tool_call>{call}</tool_call>")  # the family's own tag
+    pythonic = parse('[get_weather(city="Riga")]', "--family", "any", "--tools", "get_weather")
+    assert pythonic["shape"] == "pythonic list"
+    assert pythonic["tool_calls"] == [{"name": "get_weather", "arguments": {"city": "Riga"}}]

@@ -14,10 +14,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.parsing.helpers import damaged, events_of, split_at, view
+from tests.parsing.well_formed import WELL_FORMED
 
-from farmhand.messages import StreamEvent, ToolCallDelta, ToolCallEvent
-from farmhand.parsing.base import ParserOptions
-from farmhand.parsing.registry import family_class, parser_for
+from farmhand.parsing.registry import family_class
 
 FAMILIES = [
     "lfm2", "llama4_pythonic", "gemma4", "function_gemma", "gemma", "reka", "magistral",
@@ -107,58 +106,6 @@ def test_garbage_never_raises(family: str, text: str) -> None:
     assert isinstance(message["content"], str)
 
 
-# A well-formed output of each family (calls, text, reasoning), damaged by the test.
-WELL_FORMED = {
-    "lfm2": '<think>plan</think>ok<|tool_call_start|>[f(a=1, b="x y"), g()]<|tool_call_end|>',
-    "llama4_pythonic": '[f(a=1, b="x"), g()]',
-    "gemma4": '<|channel>thought\np<channel|><|tool_call>call:f{a:<|"|>x y<|"|>}<tool_call|>',
-    "function_gemma": "<start_function_call>call:f{a:<escape>x<escape>}<end_function_call>",
-    "gemma": '{"tool_calls": [{"name": "f", "arguments": {"a": 1}}]}',
-    "reka": '<think>plan</think><tool_call>{"name": "f", "arguments": {"a": 1}}</tool_call>',
-    "magistral": '[THINK]plan[/THINK]ok[TOOL_CALLS]f[CALL_ID]1[ARGS]{"v": [1, "x"]}',
-    "command_r_plus": 'ok\nAction:\n```json\n[{"tool_name": "f", "parameters": {"a": 1}}]\n```',
-    "minicpm": '<function name="f"><param name="k"><![CDATA[a<b]]></param></function>ok',
-    "granite": '<think>p</think><response>ok</response><|tool_call|>[{"name":"f","arguments":{}}]',
-    "granite4": '<tool_call>\n{"name": "f", "arguments": {"a": 1}}\n</tool_call>',
-    "gigachat": 'ok<|message_sep|>\n\nfunction call<|role_sep|>\n{"name": "f", "arguments": {}}',
-    "apriel": 'plan[BEGIN FINAL RESPONSE]<tool_calls>[{"name": "f", "arguments": {}}]</tool_calls>',
-    "apertus": '<|inner_prefix|>p<|inner_suffix|><|tools_prefix|>[{"f": {"a": 1}}]<|tools_suffix|>',
-    "phi4_mini": 'ok functools[{"name": "f", "arguments": {"a": [1, 2]}}]',
-    "internlm": 'ok<|action_start|><|plugin|>\n{"name": "f", "parameters": {}}<|action_end|>',
-    "jamba": 'ok<tool_calls>[{"name": "f", "arguments": {"a": "x"}}]</tool_calls>',
-    "ernie4_5": 'plan</think><tool_call>\n{"name": "f", "arguments": {}}\n</tool_call>',
-    # issue 28
-    "deepseek_v4": (
-        f'<think>p</think>ok<{D}tool_calls>\n<{D}invoke name="f">\n'
-        f'<{D}parameter name="a" string="true">x y</{D}parameter>\n</{D}invoke>\n</{D}tool_calls>'
-    ),
-    "kimi_k3": (
-        "<|open|>think<|sep|>p<|close|>think<|sep|><|open|>response<|sep|>ok<|close|>response"
-        '<|sep|><|open|>tools<|sep|><|open|>call tool="f" index="1"<|sep|><|open|>argument'
-        ' key="a" type="string"<|sep|>x y<|close|>argument<|sep|><|open|>argument key="b"'
-        ' type="object"<|sep|>{"c": [1]}<|close|>argument<|sep|><|close|>call<|sep|>'
-        "<|close|>tools<|sep|>"
-    ),
-    "hy3": (
-        "<think>p</think>ok<tool_calls><tool_call>f<tool_sep><arg_key>a</arg_key><arg_value>"
-        "x y</arg_value></tool_call></tool_calls>"
-    ),
-    "step3": (
-        "ok<\uff5ctool_calls_begin\uff5c><\uff5ctool_call_begin\uff5c>function<\uff5ctool_sep\uff5c>"
-        '<steptml:invoke name="f"><steptml:parameter name="a">x y</steptml:parameter>'
-        "</steptml:invoke><\uff5ctool_call_end\uff5c><\uff5ctool_calls_end\uff5c>"
-    ),
-    "minimax_m1": '<think>p</think>ok<tool_calls>\n{"name": "f", "arguments": {"a": "x"}}\n'
-    '{"name": "g", "arguments": {}}\n</tool_calls>',
-    "toolace": '[f(a="x y", b=[1, 2]), g()]',
-    "granite_20b_fc": 'ok <function_call> {"name": "f", "arguments": {"a": "x"}}',
-    "known_shapes": 'I will.\n```json\n{"name": "f", "arguments": {"a": "x"}}\n```',
-    "hermes_2_pro": '<tools>\n{"name": "f", "arguments": {"a": "x"}}\n</tools>',
-    "qwen3_8": "<think>p\n<tool_call>\n<function=f>\n<parameter=a>\nx y\n</parameter>\n"
-    "</function>\n</tool_call>",
-}
-
-
 @pytest.mark.parametrize("family", FAMILIES)
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data(), cut=st.integers(0, 300))
@@ -173,20 +120,3 @@ def test_damaged_output_parses_alike_in_any_split(
     whole = _view(family, [text], options)
     assert _view(family, [text[:cut], text[cut:]], options) == whole
     assert _view(family, list(text), options) == whole
-
-
-@pytest.mark.parametrize("family", FAMILIES)
-def test_streamed_argument_pieces_add_up_to_each_call(family: str) -> None:
-    parser = parser_for(None, None, None, family=family, options=ParserOptions())
-    events: list[StreamEvent] = []
-    for ch in WELL_FORMED[family]:
-        events += parser.feed(ch)
-    events += parser.finish()
-    streamed: dict[int, str] = {}
-    for event in events:
-        if isinstance(event, ToolCallDelta):
-            streamed[event.index] = streamed.get(event.index, "") + event.arguments
-    calls = [e.call for e in events if isinstance(e, ToolCallEvent)]
-    assert calls
-    for index, call in enumerate(calls):
-        assert json.loads(streamed[index]) == call.arguments

@@ -217,6 +217,7 @@ def test_with_schemas_the_held_call_still_comes_as_a_name_then_its_arguments() -
         (f"<tools>\n{RIGA}\n</tools>", "<tools> tag"),
         (f"Sure:\n```json\n{RIGA}\n```", "code fence"),
         (RIGA, "bare JSON"),
+        ('[get_current_weather(location="Riga, LV", unit="celsius")]', "pythonic list"),
     ],
 )  # fmt: skip
 def test_known_shapes_reads_each_shape_and_says_which(text: str, shape: str) -> None:
@@ -235,3 +236,22 @@ def test_known_shapes_leaves_text_and_unoffered_names_alone() -> None:
     parser = parser_for(None, None, TOOLS, family="known_shapes")
     message = ParsedMessage.from_events(parser.feed(text) + parser.finish())
     assert (message.content, message.tool_calls) == (text, [])
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '[book_flight(to="Oslo")]',  # names no offered tool
+        'Like this: [get_current_weather(location="Riga")]',  # does not open the reply
+        "[link](https://example.com)",  # Markdown, not a call
+    ],
+)
+def test_known_shapes_takes_a_pythonic_list_only_opening_the_reply_with_an_offered_tool(
+    text: str,
+) -> None:
+    for pieces in ([text], list(text)):
+        parser = parser_for(None, None, TOOLS, family="known_shapes")
+        events = [e for piece in pieces for e in parser.feed(piece)] + parser.finish()
+        message = ParsedMessage.from_events(events)
+        assert (message.content, message.tool_calls) == (text, [])
+        assert parser.shape == ""  # type: ignore[attr-defined]

@@ -48,6 +48,7 @@ class CallArrayParser(FamilyParser):
         self._array: JsonScanner | None = None  # the whole array: where it ends
         self._reader: CallObjectReader | None = None
         self._broken = BrokenBody()
+        self._array_calls = 0  # the calls read in the array being read
 
     def _find_marker(self, text: str) -> tuple[int, int] | None:
         """Where the text before the first marker ends, and where the marker ends."""
@@ -89,7 +90,7 @@ class CallArrayParser(FamilyParser):
         self.buf = self.buf.lstrip(WHITESPACE)
         if not self.buf:
             if final:
-                self._call_done(unreadable(None, self.markers[0], "a JSON array of calls after it"))
+                self._call_done(cut_off(None, self.markers[0]))  # the output ended at it
             return False
         if self.buf.startswith("["):
             self.buf = self.buf[1:]
@@ -102,6 +103,7 @@ class CallArrayParser(FamilyParser):
         return True
 
     def _open_array(self, bracket: str) -> None:
+        self._array_calls = 0
         self._array = JsonScanner()
         self._array.feed(bracket)
         self._mode = "items"
@@ -147,6 +149,7 @@ class CallArrayParser(FamilyParser):
         value, ok = reader.value()
         call = self._call_of(value) if ok else None
         self._call_done(call or not_a_call_object(reader.name, reader.scanner.raw, json_ok=ok))
+        self._array_calls += 1
         self._mode = "separator"
         return True
 
@@ -174,7 +177,10 @@ class CallArrayParser(FamilyParser):
         return True
 
     def _end_cut_off(self) -> None:
-        """The output ended inside the array, between calls: the calls read stand."""
+        """The output ended inside the array, between calls: the calls read stand; an array
+        it ended in before any call is a call cut off."""
+        if not self._array_calls:
+            self._call_done(cut_off(None, "["))
         self._mode = "after"
 
     def _broken_start(self) -> None:

@@ -6,6 +6,8 @@
 Source: vLLM's Granite20bFCToolParser and the model card. The tag is one of those the Hermes
 reader already takes for a call's wrapper (without a closing tag); here it is the model's
 own, so what follows it is a call whatever it holds, as `<tool_call>` is for Hermes.
+Detected from the template by its `<|function_call_library|>` (the tool list) or its
+`<function_call>` and `<function_response>` tags, else from the model's name.
 """
 
 from __future__ import annotations

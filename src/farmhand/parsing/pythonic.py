@@ -24,7 +24,7 @@ from farmhand.parsing.reader import CallObjectReader
 from farmhand.parsing.scan import feed_from
 
 CALL_HEAD = re.compile(r"([A-Za-z_][\w.\-]*)\s*\(")
-_BARE_LIST = re.compile(r"\s*\[\s*[A-Za-z_][\w.\-]*\s*\(")
+_BARE_LIST = re.compile(r"\s*\[\s*([A-Za-z_][\w.\-]*)\s*\(")
 _BARE_LIST_SO_FAR = re.compile(r"\s*(?:\[\s*(?:[A-Za-z_][\w.\-]*\s*)?)?")
 # What may still grow into a call's head.
 _HEAD_SO_FAR = re.compile(r"[A-Za-z_][\w.\-]*\s*\Z")
@@ -37,6 +37,8 @@ class PythonicListParser(CursorParser):
     end_marker: ClassVar[str] = ""
     # A list of calls may also open the reply without the start marker.
     bare_list_at_start: ClassVar[bool] = False
+    # What an error says the calls should look like.
+    expected: ClassVar[str] = _EXPECTED
 
     def __init__(
         self, known_names: Collection[str] | None = None, *, options: ParserOptions | None = None
@@ -174,7 +176,7 @@ class PythonicListParser(CursorParser):
         body = self._read_to_stop((self.end_marker,) if self.end_marker else (), final)
         if body is None:
             return False
-        self._call_done(unreadable(None, body, _EXPECTED))
+        self._call_done(unreadable(None, body, self.expected))
         self._mode = "end"
         return True
 
@@ -187,3 +189,9 @@ def opens_with_calls(text: str, final: bool) -> bool | None:
     if not final and len(text) < _HEAD_LIMIT and _BARE_LIST_SO_FAR.fullmatch(text):
         return None
     return False
+
+
+def first_call_name(text: str) -> str | None:
+    """The name of the first call of a list that opens `text` (`[name(`), else None."""
+    match = _BARE_LIST.match(text)
+    return match.group(1) if match else None

@@ -139,6 +139,13 @@ _TEMPLATE_MARKERS: tuple[tuple[tuple[str, ...], str], ...] = (
     (("<tool_sep>", "<arg_key>"), "hy3"),
     (("<beginning_of_sentence>", "<tool_calls>"), "minimax_m1"),
     (("｜DSML｜tool_calls",), "deepseek_v4"),
+    # granite-20b-functioncalling's tool list and call/result tags (vLLM's example template,
+    # after the model card); ToolACE's and xLAM's system prompts, which tell the model the
+    # shape to write (their templates are Llama 3.1's or Qwen's, whose markers follow).
+    (("<|function_call_library|>",), "granite_20b_fc"),
+    (("<function_call>", "<function_response>"), "granite_20b_fc"),
+    (("[func_name1(params_name1=params_value1",), "toolace"),
+    (("make calls in a single JSON array",), "xlam"),
     (("<|tool_list_start|>",), "lfm2"),
     (("<|im_start|>", "List of tools: ["), "lfm2"),
     (("<|tool_call>call:",), "gemma4"),
@@ -287,20 +294,26 @@ def family_class(name: str) -> type[FamilyParser]:
     return cls
 
 
+# (family of a template, family of a model name) where the name's is the same format read
+# further: Qwen3.8's template is Qwen3.5's, but the model also writes its calls in <think>.
+_REFINED_BY_NAME = {("qwen3_coder", "qwen3_8")}
+
+
 def detect_family(chat_template: str | None, model_name: str | None = None) -> str:
     """The family a chat template (else a model name) writes its tool calls in."""
+    named = _family_of_name(model_name) if model_name else None
     if chat_template:
         for markers, family in _TEMPLATE_MARKERS:
             if all(m in chat_template for m in markers):
-                return family
+                return named if (family, named) in _REFINED_BY_NAME and named else family
     if chat_template and derived_class(chat_template) is not None:
         return "auto"  # no family module knows the template: read what it writes
-    if model_name:
-        lowered = model_name.lower()
-        for hint, family in _NAME_HINTS:
-            if hint in lowered:
-                return family
-    return "generic"
+    return named or "generic"
+
+
+def _family_of_name(model_name: str) -> str | None:
+    lowered = model_name.lower()
+    return next((family for hint, family in _NAME_HINTS if hint in lowered), None)
 
 
 def prefill_of(family: str, prompt: str, chat_template: str | None = None) -> str:

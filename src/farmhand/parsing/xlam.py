@@ -2,9 +2,14 @@
 
     [{"name": "NAME", "arguments": {...}}, ...]
 
-as xLAM-2's chat template asks (sometimes in a ```json fence). Only an array at the start
-of the reply whose first element starts like a call object is calls; any other reply is
-text. The array is read by the shared call-array reader.
+as xLAM-2's chat template asks (sometimes in a ```json fence; sources: the template,
+vLLM's xLAMToolParser and its example templates tool_chat_template_xlam_llama/_qwen). Only
+an array at the start of the reply whose first element starts like a call object is calls:
+its name, then "arguments" (or "parameters", "id", "type") or its end; a first element
+whose name is followed by another key ("description") is a tool's definition echoed, and
+the reply is text, as is any other reply. The array is read by the shared call-array
+reader. Reasoning is `<think>...</think>`; an array of calls the model opens inside a
+reasoning block it never closed ends the reasoning.
 """
 
 from __future__ import annotations
@@ -19,12 +24,20 @@ from farmhand.parsing.scan import WHITESPACE
 FENCE = "```"
 FENCE_OPENERS = ("```json\n", "```\n")
 _CALLS_HEAD = re.compile(r'\[\s*\{\s*"name"')
+# The first element's name and what follows it: a key (group 1), or the object's end.
+_FIRST_KEY = re.compile(
+    r'\[\s*\{\s*"name"\s*:\s*"(?:[^"\\]|\\.)*"\s*(?:,\s*"((?:[^"\\]|\\.)*)"|\})'
+)
+CALL_KEYS = ("arguments", "parameters", "id", "type")
+# How far into the array its first key is looked for before the array is taken as calls.
+_HEAD_LIMIT = 512
 # What may still grow into the head of an array of calls.
 _CALLS_HEAD_PREFIX = re.compile(r'\[(?:\s*(?:\{\s*(?:"(?:n(?:a(?:m(?:e)?)?)?)?)?)?)?$')
 
 
 class XlamParser(CallArrayParser):
     family = "xlam"
+    think_interrupts = ('[{"name"', '[{ "name"', '```json\n[{"name"')
     assistant_start = (
         "<|im_start|>assistant\n",
         "<|start_header_id|>assistant<|end_header_id|>\n\n",
@@ -45,6 +58,12 @@ class XlamParser(CallArrayParser):
             return False
         body = head[len(opener) :].lstrip(WHITESPACE)
         if _CALLS_HEAD.match(body):
+            first = _FIRST_KEY.match(body)
+            if first is None and not final and len(body) < _HEAD_LIMIT:
+                return False  # not yet known whether a call or a definition
+            if first is not None and first.group(1) not in (None, *CALL_KEYS):
+                self._mode = "text"  # a tool's definition, echoed
+                return True
             self._fenced = bool(opener)
             self.buf = body[1:]
             self._open_array("[")
