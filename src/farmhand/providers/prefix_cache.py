@@ -159,7 +159,10 @@ def _model_identity(llama: Any) -> bytes | None:
         version = getattr(llama_cpp, "__version__", "")
     except (AttributeError, OSError, ImportError):
         return None
-    parts = (str(path), stat.st_size, stat.st_mtime_ns, llama.n_ctx(), version)
+    # A batched context (n_parallel sequences in one KV cache) keeps its own files: its
+    # n_ctx is the sum of its sequences', and a single context of that size is not it.
+    sequences = getattr(getattr(llama, "context_params", None), "n_seq_max", 1)
+    parts = (str(path), stat.st_size, stat.st_mtime_ns, llama.n_ctx(), sequences, version)
     return "\0".join(map(str, parts)).encode()
 
 
