@@ -4,6 +4,8 @@ a reader that stops reading dropped, and the model freed only once nobody uses i
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 import time
 from typing import Any
@@ -118,7 +120,9 @@ async def test_a_full_queue_is_refused_with_a_retry_after() -> None:
         assert refused.value.status == 429 and refused.value.retry_after >= 1
         assert "max_queue" in str(refused.value)
         holder.release.set()
-    assert engine.status().active == 0 and engine.status().queued == 0
+    with anyio.fail_after(5):  # the engine's thread frees the released turns' slots
+        while engine.status().active or engine.status().queued:
+            await anyio.sleep(0.01)
     engine.close()
 
 
@@ -227,3 +231,49 @@ async def test_slots_step_together_in_one_batch() -> None:
     assert len(threads) == 1
     assert engine.status().slots == 3
     engine.close()
+
+
+def test_an_exiting_process_frees_its_models_first(tmp_path: Any) -> None:
+    """Replays the exit-time abort: a turn still holds the engine and freeing the model takes
+    a while on the engine's daemon thread when the main thread returns. The process must
+    free it (and run the turn's cleanups) before it exits, not die with the thread mid-C."""
+    marks = tmp_path / "marks.txt"
+    script = f"""
+import asyncio, time
+from farmhand.providers.engine import Engine
+
+def mark(text):
+    with open({str(marks)!r}, "a") as f:
+        f.write(text + "\\n")
+
+def free():
+    time.sleep(0.5)  # in C, the GIL released, as llama.cpp's free is
+    mark("freed")
+
+engine = Engine("m", on_close=free)
+
+async def main():
+    turn_cm = engine.turn()
+    turn = await turn_cm.__aenter__()  # held, never released: the loop ends first
+    turn.on_release(lambda: mark("cleaned"))
+    await turn.call(time.sleep, 0.01)
+
+asyncio.run(main())
+"""
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert marks.read_text().split() == ["cleaned", "freed"]
+
+
+def test_shutdown_releases_waiting_turns_and_reports_the_model_freed() -> None:
+    freed = threading.Event()
+    engine = Engine("m", on_close=freed.set)
+
+    async def hold_and_leave() -> None:
+        holder = engine.turn()
+        await holder.__aenter__()  # never exited, as in a process that stops mid-answer
+
+    anyio.run(hold_and_leave)
+    assert not freed.is_set()
+    assert engine.shutdown(timeout=5)
+    assert freed.is_set()

@@ -24,9 +24,11 @@ it, by construction.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import logging
 import threading
 import time
+import weakref
 from collections import deque
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager, suppress
@@ -47,6 +49,8 @@ SERVED_N_PARALLEL = 4
 DEFAULT_STALL_TIMEOUT = 60.0
 # A turn's length before any was measured, for the first Retry-After.
 _FIRST_TURN_GUESS = 5.0
+# How long an exiting process waits for each engine to free its model.
+EXIT_WAIT_SECONDS = 30.0
 
 
 @dataclass(frozen=True)
@@ -175,6 +179,7 @@ class Engine:
         self._gathered = False
         self._thread: threading.Thread | None = None
         self.last_active = time.monotonic()
+        _live_engines.add(self)
 
     def status(self) -> EngineStatus:
         with self.wake:
@@ -223,6 +228,16 @@ class Engine:
     def join(self, timeout: float | None = None) -> bool:
         """Wait until the engine is closed and its model freed (tests, shutdown)."""
         return self._closed.wait(timeout)
+
+    def shutdown(self, timeout: float = EXIT_WAIT_SECONDS) -> bool:
+        """Release every turn, close, and wait for the model to be freed: for a process
+        that is exiting, whose event loop will never await a turn again."""
+        with self.wake:
+            for turn in [*self._active, *self._waiting]:
+                turn.released = True
+            self._waiting.clear()
+        self.close()
+        return self.join(timeout)
 
     def _busy(self) -> BusyError:
         waiting = len(self._waiting) + 1
@@ -360,3 +375,19 @@ class Engine:
                 self._on_close()
         finally:
             self._closed.set()
+
+
+_live_engines: weakref.WeakSet[Engine] = weakref.WeakSet()
+
+
+@atexit.register
+def _free_models_at_exit() -> None:
+    """Free every model on its own thread before the interpreter exits. The thread is a
+    daemon; left running, it could be inside llama.cpp (freeing a sampler or the model)
+    when finalization stops it, and a thread stopped in C++ code aborts the process
+    ("terminate called without an active exception", exit -6) after the answer was out."""
+    for engine in list(_live_engines):
+        if not engine.shutdown():
+            log.warning(
+                "engine %s: the model was not freed within %g s", engine.name, EXIT_WAIT_SECONDS
+            )
