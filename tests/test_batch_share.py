@@ -12,6 +12,7 @@ def share(
     room: int = 512,
     streaming: bool = False,
     first: bool = True,
+    paused: float = 0.0,
 ) -> int:
     return batch_share(
         pending,
@@ -20,6 +21,8 @@ def share(
         prompt_chunk=128,
         streaming=streaming,
         first=first,
+        paused=paused,
+        read_pause=4.0,
     )
 
 
@@ -32,10 +35,20 @@ def test_a_prompt_alone_fills_the_batch() -> None:
     assert share(300) == 300
 
 
-def test_while_others_stream_a_prompt_is_read_a_chunk_per_step() -> None:
-    assert share(12_000, streaming=True, room=510) == 128
+def test_while_others_stream_a_short_prompt_joins_at_once() -> None:
     assert share(40, streaming=True) == 40
-    assert share(12_000, streaming=True, room=20) == 20
+    assert share(128, streaming=True) == 128
+    assert share(40, streaming=True, room=20) == 20
+
+
+def test_while_others_stream_a_long_prompt_pauses_then_reads_a_chunk() -> None:
+    # the streams get the steps to themselves for the pause, so a tool call beside a
+    # 12k-token prompt is written at about its own pace...
+    assert share(12_000, streaming=True, paused=0.0) == 0
+    assert share(12_000, streaming=True, paused=3.9) == 0
+    # ...and the long prompt still moves, a chunk at a time
+    assert share(12_000, streaming=True, paused=4.0, room=510) == 128
+    assert share(12_000, streaming=True, paused=9.0, room=20) == 20
 
 
 def test_a_long_prompt_does_not_ride_along_with_a_shorter_one() -> None:

@@ -87,6 +87,8 @@ class Turn:
         self.released = False
         self.dropped: str | None = None  # why the engine dropped this turn, if it did
         self.waiting_since = time.monotonic()  # since the last command was answered
+        self.admitted_at: float | None = None  # when it got the context
+        self.stepped = False  # whether it asked for a step yet
 
     async def call(self, function: Callable[..., T], *args: Any) -> T:
         """`function(*args)` run on the engine's thread; its result or its exception."""
@@ -114,6 +116,7 @@ class Turn:
             if self.dropped is not None:
                 raise ProviderError(self.dropped)
             self.demand = (generation, future)
+            self.stepped = True
             self._engine.wake.notify()
         return await future
 
@@ -145,6 +148,10 @@ that have a token (a generation still reading its prompt may not)."""
 # How long the thread waits for the other active turns' next request before it steps
 # without them (their readers are handling the last token on the event loop).
 GATHER_SECONDS = 0.003
+# How long the thread waits for a turn it just admitted to ask for its first step before
+# it steps without it: a step reading a long prompt can take seconds, and a newcomer that
+# misses it waits all of them (its prompt is rendered and opened on the event loop first).
+ADMIT_GRACE_SECONDS = 0.25
 
 
 class Engine:
@@ -339,13 +346,21 @@ class Engine:
                     return ("release", turn, cleanups)
             if self._waiting and len(self._active) < self.slots:
                 turn = self._waiting.popleft()
-                turn.waiting_since = now
+                turn.waiting_since = turn.admitted_at = now
                 self._active.append(turn)
                 return ("admit", turn, None)
             for turn in self._active:
                 if turn.commands:
                     return ("command", turn, turn.commands.popleft())
             demanding = [t for t in self._active if t.demand is not None]
+            newcomers = [
+                t.admitted_at + ADMIT_GRACE_SECONDS - now
+                for t in self._active
+                if not t.stepped and t.admitted_at is not None
+            ]
+            if demanding and self.stepper is not None and max(newcomers, default=0) > 0:
+                self.wake.wait(max(newcomers))  # let a newcomer join the next step
+                continue
             if demanding:
                 if len(demanding) < len(self._active) and not self._gathered:
                     self._gathered = True  # let the other readers ask too, once

@@ -10,9 +10,11 @@ a unified cache take several sequence ids, nothing is computed or copied).
 
 `step` builds one batch from every sequence that asked for a token: one token each for the
 sequences that are generating, and a chunk of the prompt for each that is still reading
-its prompt (`prompt_chunk` tokens while others generate, so a 12k-token prompt does not
-freeze everyone else's stream; with nobody generating, the shortest prompts first, filling
-the batch), decodes it once, and samples each
+its prompt (with nobody generating, the shortest prompts first, at most `prompt_chunk`
+tokens a step so that a newcomer waits little for the step in flight; while others
+generate, a short prompt joins at once and a long one pauses, reading a `prompt_chunk` only
+after the streams had `READ_PAUSE` seconds to themselves, so a question that arrives beside
+a 12k-token prompt is answered at about its own pace), decodes it once, and samples each
 sequence whose logits are ready with its own sampler (its own grammar, call gate steer and
 seed: `llama_sampling.build_sampler`).
 
@@ -21,6 +23,7 @@ Blocking, not thread-safe: only the model's engine thread calls it (`engine.py`)
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,7 +40,13 @@ from farmhand.providers.prefix_cache import (
     save_sequence,
 )
 
-PROMPT_CHUNK = 128  # prompt tokens a sequence reads per step while others generate
+# Prompt tokens a step reads: a question that arrives meanwhile waits for the step in
+# flight, and on a 2-core CPU llama.cpp reads 128-token steps as fast as 512-token ones
+# (46.5 tok/s vs 47.8 and 43.7, the default GGUF, alternating in one run).
+PROMPT_CHUNK = 128
+# Seconds the streams get to themselves before a long prompt reads its next chunk beside
+# them (a short tool call, about 20 tokens, finishes inside it).
+READ_PAUSE = 4.0
 MIN_SHARED = 16  # a head shorter than this is cheaper to compute than to share
 
 
@@ -61,6 +70,7 @@ class Generation:
     prompt: Sequence[int] = ()
     order: int = 0  # when it was opened: a fresh one may wait for an older one's head
     fresh: bool = True  # nothing of its own prompt evaluated yet
+    read_at: float = field(default_factory=time.monotonic)  # its last chunk of prompt
 
     @property
     def reading_prompt(self) -> bool:
@@ -75,18 +85,24 @@ def batch_share(
     prompt_chunk: int,
     streaming: bool,
     first: bool,
+    paused: float = 0.0,
+    read_pause: float = READ_PAUSE,
 ) -> int:
     """How many of a sequence's `pending` tokens go into this step's batch (`room` left).
 
-    A generating sequence gives its one token. While any sequence streams, a prompt is read
-    `prompt_chunk` tokens per step, so a 12k-token prompt does not freeze the streams. With
-    none streaming, the shortest prompt (`first`: prompts come shortest first) fills the
-    batch and a longer one rides along only if it finishes in the room left, so a short
-    question beside a 12k-token prompt gets its first token about as soon as it would alone."""
+    A generating sequence gives its one token. While any sequence streams, a prompt that
+    fits in a chunk joins at once; a longer one reads `prompt_chunk` tokens only once it
+    has `paused` for `read_pause` seconds, so the streams run at nearly their own pace and
+    the long prompt still moves. With none streaming, the shortest prompt (`first`: prompts
+    come shortest first) fills the batch and a longer one rides along only if it finishes
+    in the room left, so a short question beside a 12k-token prompt gets its first token
+    about as soon as it would alone."""
     if not reading_prompt:
         return min(pending, room)
     if streaming:
-        return min(pending, prompt_chunk, room)
+        if pending <= prompt_chunk or paused >= read_pause:
+            return min(pending, prompt_chunk, room)
+        return 0
     return min(pending, room) if first or pending <= room else 0
 
 
@@ -110,7 +126,13 @@ def batched_context(llama: Any, n_parallel: int) -> Any:
 class BatchedContext:
     """The slots of one context and the step that decodes them together."""
 
-    def __init__(self, llama: Any, n_parallel: int, *, prompt_chunk: int = PROMPT_CHUNK) -> None:
+    def __init__(
+        self,
+        llama: Any,
+        n_parallel: int,
+        *,
+        prompt_chunk: int = PROMPT_CHUNK,
+    ) -> None:
         import llama_cpp
 
         self.llama = llama
@@ -118,7 +140,7 @@ class BatchedContext:
         self.n_ctx = int(llama.n_ctx())  # per sequence
         self.memory = batched_context(llama, n_parallel)
         self.n_batch = int(llama.n_batch)
-        self.prompt_chunk = prompt_chunk
+        self.prompt_chunk = min(prompt_chunk, self.n_batch)
         self.slots = [Slot(i) for i in range(n_parallel)]
         self.scratch = n_parallel  # a sequence no slot uses: heads pass through it to disk
         self.unsaved: dict[Path, list[int]] = {}  # heads no file holds yet, saved on close
@@ -137,7 +159,9 @@ class BatchedContext:
             raise ProviderError("no free sequence slot (the engine admits at most n_parallel)")
         sampled: list[int] = []
         sampler = build_sampler(self.llama, sampling, sampled)  # may fail: nothing taken yet
-        slot = max(free, key=lambda s: (head_length(s.held, prompt), -s.last_used))
+        # Keep what slots hold for others: a prefix too short to share is no reason to
+        # take a slot over the least recently used one.
+        slot = max(free, key=lambda s: (self._worth_keeping(s, prompt), -s.last_used))
         same = min(head_length(slot.held, prompt), len(prompt) - 1)
         donor = max(self.slots, key=lambda s: head_length(s.held, prompt))
         shared = min(head_length(donor.held, prompt), len(prompt) - 1)
@@ -157,6 +181,11 @@ class BatchedContext:
             processed.prompt_tokens += len(sequence.pending)
             self.processed = processed
         return sequence
+
+    @staticmethod
+    def _worth_keeping(slot: Slot, prompt: Sequence[int]) -> int:
+        shared = head_length(slot.held, prompt)
+        return shared if shared >= MIN_SHARED else 0
 
     def close(self, sequence: Generation) -> None:
         """Free the sequence's sampler and slot; its KV stays for the next prompt like it."""
@@ -224,12 +253,14 @@ class BatchedContext:
 
         batch = self.batch
         batch.n_tokens = 0
-        room = self.n_batch
         generating = [s for s in sequences if not s.reading_prompt]
         reading = [s for s in sequences if s.reading_prompt and not self._waits(s)]
         reading.sort(key=lambda s: len(s.pending))  # the shortest prompt first
         ready: list[tuple[Generation, int]] = []
         decoded: list[Generation] = []
+        # With nobody generating, a step reads at most a chunk of prompt.
+        room = self.n_batch if generating else self.prompt_chunk
+        now = time.monotonic()
         for sequence in [*generating, *reading]:
             take = batch_share(
                 len(sequence.pending),
@@ -238,6 +269,7 @@ class BatchedContext:
                 prompt_chunk=self.prompt_chunk,
                 streaming=bool(generating),
                 first=not decoded,
+                paused=now - sequence.read_at,
             )
             if take <= 0:
                 continue
@@ -266,6 +298,9 @@ class BatchedContext:
             for sequence in decoded:  # their KV cannot be trusted: their turns fail
                 self._remove(sequence.slot, 0)
             raise ProviderError(f"llama_decode failed ({code}) on a batch of {batch.n_tokens}")
+        done = time.monotonic()  # a long prompt's pause counts from the end of its chunk
+        for sequence in decoded:
+            sequence.read_at = done
         sampled = []
         for sequence, index in ready:
             token = int(sequence.sampler.sample(self.llama._ctx, index))
