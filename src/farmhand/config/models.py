@@ -193,7 +193,7 @@ class ModelConfig(Strict):
     which is then answered in text, or with any ungrounded when its tool shares no word
     with the question) and optional arguments whose values nobody wrote (the tool's default
     applies); and push for another call while the question lists values the calls have not
-    used; see providers/grounding.py, relevance.py and siblings.py."""
+    used; see providers/llamacpp/grounding.py, relevance.py and siblings.py."""
     mcp_servers: list[str] | None = None
     """MCP servers this model may use: omitted = all, [] = none, a list = only those."""
     tools: list[InlineToolConfig] = []

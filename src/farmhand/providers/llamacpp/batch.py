@@ -14,7 +14,7 @@ its prompt (`prompt_chunk` tokens while others generate, so a 12k-token prompt d
 freeze everyone else's stream; with nobody generating, the shortest prompts first, filling
 the batch), decodes it once, and samples each
 sequence whose logits are ready with its own sampler (its own grammar, call gate steer and
-seed: `llama_sampling.build_sampler`).
+seed: `sampling.build_sampler`).
 
 Blocking, not thread-safe: only the model's engine thread calls it (`engine.py`).
 """
@@ -27,8 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from farmhand.errors import ProviderError
-from farmhand.providers.llama_sampling import Processed, Sampling, build_sampler
-from farmhand.providers.prefix_cache import (
+from farmhand.providers.llamacpp.prefix_cache import (
     MIN_TOKENS,
     Outcome,
     PrefixCache,
@@ -36,6 +35,7 @@ from farmhand.providers.prefix_cache import (
     load_sequence,
     save_sequence,
 )
+from farmhand.providers.llamacpp.sampling import Processed, Sampling, build_sampler
 
 PROMPT_CHUNK = 128  # prompt tokens a sequence reads per step while others generate
 MIN_SHARED = 16  # a head shorter than this is cheaper to compute than to share
