@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 from types import SimpleNamespace
 
-from farmhand.providers import prefix_cache
+from farmhand.providers.llamacpp import prefix_cache
 from farmhand.providers.llamacpp.prefix_cache import MIN_TOKENS, PrefixCache, head_length
 
 
