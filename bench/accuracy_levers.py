@@ -12,24 +12,24 @@ baseline follow it.
 
 Variants, each one lever on the baseline (the grounding levers off in all but groundextra,
 groundfirst*, grounded and default, as the provider was before them): rules
-(`prompting/guidance.py` in the system prompt); gate (`providers/call_gate.py`: call only if
-the first tokens that start a call weigh >= 0.5 in all, >= 0.9 after a tool result); lazy
-(the tool grammar, triggered at the call tag); prompt (the prompt-based strategy); answer
-(after successful results, the question and results as one plain message:
+(`prompting/guidance.py` in the system prompt); gate (`providers/llamacpp/call_gate.py`:
+call only if the first tokens that start a call weigh >= 0.5 in all, >= 0.9 after a tool
+result); lazy (the tool grammar, triggered at the call tag); prompt (the prompt-based
+strategy); answer (after successful results, the question and results as one plain message:
 `guidance.answer_turn`); another (after a call, push on to another when P(not ending) >=
 0.05); firstgate (another, plus the gate at P(call) >= 0.8 on a conversation's first
 question only); longpush (another, with the end banned for six tokens instead of two);
 ungrounded (what the provider ships, the grounding levers off); groundextra (ungrounded,
 plus: a further call of a turn kept only if a value it changes is in the user's text, else
-dropped and the turn stopped: `providers/grounding.py`); groundfirst, groundfirsthalf,
+dropped and the turn stopped: `providers/llamacpp/grounding.py`); groundfirst, groundfirsthalf,
 groundfirstall (ungrounded, plus: a first question's first call answered in text instead
 when none, under half, or not all of its required values are in the user's text);
 grounded (groundextra and groundfirsthalf); groundoptional (ungrounded, plus: optional
 arguments whose values are not in the user's text left out); groundtopic (ungrounded, plus:
 a first question's first call of a tool that shares no word with the question answered in
-text unless all its required values are in the user's text: `providers/relevance.py`);
+text unless all its required values are in the user's text: `providers/llamacpp/relevance.py`);
 groundsiblings (ungrounded, plus: while the question lists values the calls have not used,
-"Berlin and Madrid", the model is pushed into another call: `providers/siblings.py`);
+"Berlin and Madrid", the model is pushed into another call: `providers/llamacpp/siblings.py`);
 repair (ungrounded, plus: calls that miss their schema repaired, a number for a string or
 several values packed into one call: `tools/repair.py`); default (what the provider ships:
 grounded, groundoptional, groundtopic, groundsiblings and repair); retag (default, plus the
@@ -65,11 +65,11 @@ from farmhand.models.assemble import ensure_model
 from farmhand.models.catalog import DEFAULT_MODEL
 from farmhand.prompting.guidance import TOOL_RULES
 from farmhand.providers.base import Provider
-from farmhand.providers.call_gate import GateThresholds
-from farmhand.providers.llama_load import load_llama
-from farmhand.providers.llamacpp import DEFAULT_GATE, LlamaCppProvider
+from farmhand.providers.llamacpp import DEFAULT_GATE, EmbeddedProfile, LlamaCppProvider
+from farmhand.providers.llamacpp.call_gate import GateThresholds
+from farmhand.providers.llamacpp.load import load_llama
+from farmhand.providers.llamacpp.turn_calls import ANY_GROUNDED
 from farmhand.providers.prompt_based import PromptBasedProvider
-from farmhand.providers.turn_calls import ANY_GROUNDED
 
 GATE = GateThresholds(call=0.5, after_result=0.9)
 ANOTHER = GateThresholds(call=None, after_result=None, another=0.05)
@@ -83,55 +83,47 @@ LONG_PUSH = GateThresholds(call=None, after_result=None, another=0.05, push_toke
 # `provider_for` ships for both catalog models: `CatalogModel.gate_go_on`).
 GO_ON = replace(DEFAULT_GATE, go_on=0.8)
 # The provider before the grounding levers (all on by default since they were measured).
-OFF: dict[str, Any] = {
-    "ground_extra": False,
-    "ground_first": None,
-    "ground_optional": False,
-    "ground_topic": False,
-    "ground_siblings": False,
-    "repair_calls": False,
-}
+OFF = EmbeddedProfile(
+    ground_extra=False,
+    ground_first=None,
+    ground_optional=False,
+    ground_topic=False,
+    ground_siblings=False,
+    repair_calls=False,
+)
+# And before the call gate and the answer turn after results.
+BARE = replace(OFF, call_gate=None, answer_after_results=False)
 Builder = Callable[[Any], Provider]
+
+
+def embedded(profile: EmbeddedProfile) -> Builder:
+    return lambda llama: LlamaCppProvider(llama, profile)
+
+
 VARIANTS: dict[str, Builder] = {
-    "baseline": lambda llama: LlamaCppProvider(
-        llama, call_gate=None, answer_after_results=False, **OFF
-    ),
-    "rules": lambda llama: LlamaCppProvider(
-        llama, tool_rules=TOOL_RULES, call_gate=None, answer_after_results=False, **OFF
-    ),
-    "gate": lambda llama: LlamaCppProvider(
-        llama, call_gate=GATE, answer_after_results=False, **OFF
-    ),
-    "lazy": lambda llama: LlamaCppProvider(
-        llama, constrained=True, call_gate=None, answer_after_results=False, **OFF
-    ),
-    "prompt": lambda llama: PromptBasedProvider(
-        LlamaCppProvider(llama, call_gate=None, answer_after_results=False, **OFF)
-    ),
-    "answer": lambda llama: LlamaCppProvider(
-        llama, call_gate=None, answer_after_results=True, **OFF
-    ),
-    "another": lambda llama: LlamaCppProvider(
-        llama, call_gate=ANOTHER, answer_after_results=False, **OFF
-    ),
-    "firstgate": lambda llama: LlamaCppProvider(llama, call_gate=FIRST_GATE, **OFF),
-    "longpush": lambda llama: LlamaCppProvider(llama, call_gate=LONG_PUSH, **OFF),
-    "ungrounded": lambda llama: LlamaCppProvider(llama, **OFF),
-    "groundextra": lambda llama: LlamaCppProvider(llama, **{**OFF, "ground_extra": True}),
-    "groundfirst": lambda llama: LlamaCppProvider(llama, **{**OFF, "ground_first": ANY_GROUNDED}),
-    "groundfirsthalf": lambda llama: LlamaCppProvider(llama, **{**OFF, "ground_first": 0.5}),
-    "groundfirstall": lambda llama: LlamaCppProvider(llama, **{**OFF, "ground_first": 1.0}),
-    "grounded": lambda llama: LlamaCppProvider(
-        llama, **{**OFF, "ground_extra": True, "ground_first": 0.5}
-    ),
-    "groundoptional": lambda llama: LlamaCppProvider(llama, **{**OFF, "ground_optional": True}),
-    "groundtopic": lambda llama: LlamaCppProvider(llama, **{**OFF, "ground_topic": True}),
-    "groundsiblings": lambda llama: LlamaCppProvider(llama, **{**OFF, "ground_siblings": True}),
-    "repair": lambda llama: LlamaCppProvider(llama, **{**OFF, "repair_calls": True}),
+    "baseline": embedded(BARE),
+    "rules": embedded(replace(BARE, tool_rules=TOOL_RULES)),
+    "gate": embedded(replace(BARE, call_gate=GATE)),
+    "lazy": embedded(replace(BARE, constrained=True)),
+    "prompt": lambda llama: PromptBasedProvider(LlamaCppProvider(llama, BARE)),
+    "answer": embedded(replace(BARE, answer_after_results=True)),
+    "another": embedded(replace(BARE, call_gate=ANOTHER)),
+    "firstgate": embedded(replace(OFF, call_gate=FIRST_GATE)),
+    "longpush": embedded(replace(OFF, call_gate=LONG_PUSH)),
+    "ungrounded": embedded(OFF),
+    "groundextra": embedded(replace(OFF, ground_extra=True)),
+    "groundfirst": embedded(replace(OFF, ground_first=ANY_GROUNDED)),
+    "groundfirsthalf": embedded(replace(OFF, ground_first=0.5)),
+    "groundfirstall": embedded(replace(OFF, ground_first=1.0)),
+    "grounded": embedded(replace(OFF, ground_extra=True, ground_first=0.5)),
+    "groundoptional": embedded(replace(OFF, ground_optional=True)),
+    "groundtopic": embedded(replace(OFF, ground_topic=True)),
+    "groundsiblings": embedded(replace(OFF, ground_siblings=True)),
+    "repair": embedded(replace(OFF, repair_calls=True)),
     # What the provider ships by itself (a catalog model adds its `gate_go_on`: goon).
-    "default": lambda llama: LlamaCppProvider(llama),
-    "retag": lambda llama: LlamaCppProvider(llama, constrained=True, retag_calls=True),
-    "goon": lambda llama: LlamaCppProvider(llama, call_gate=GO_ON),
+    "default": embedded(EmbeddedProfile()),
+    "retag": embedded(EmbeddedProfile(constrained=True, retag_calls=True)),
+    "goon": embedded(EmbeddedProfile(call_gate=GO_ON)),
 }
 
 

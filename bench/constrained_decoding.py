@@ -1,6 +1,6 @@
 """Constrained decoding: what sampling under the tool-call grammar costs in tokens per second.
 
-Claim: constraining the embedded model's tool calls with a grammar (providers/grammar.py)
+Claim: constraining the embedded model's tool calls with a grammar (providers/llamacpp/grammar.py)
 keeps generation usable: the ratio constrained/unconstrained generation tok/s is printed for
 the two grammars a turn can get.
 
@@ -44,9 +44,9 @@ from farmhand.messages import Finish, Message, TextDelta, ToolCallEvent
 from farmhand.models.assemble import ensure_model
 from farmhand.models.catalog import DEFAULT_MODEL
 from farmhand.providers.base import GenerationSettings
-from farmhand.providers.grammar import GrammarSpec, build_tool_grammar
-from farmhand.providers.llama_load import DEFAULT_N_CTX, load_llama
-from farmhand.providers.llamacpp import LlamaCppProvider
+from farmhand.providers.llamacpp import EmbeddedProfile, LlamaCppProvider
+from farmhand.providers.llamacpp.grammar import GrammarSpec, build_tool_grammar
+from farmhand.providers.llamacpp.load import DEFAULT_N_CTX, load_llama
 from farmhand.tools.definition import ToolDefinition
 from farmhand.tools.formats import OpenAIToolChoice, tool_choice_from_openai
 
@@ -177,13 +177,13 @@ def main(argv: list[str] | None = None) -> int:
     path = ensure_model(args.model_path or DEFAULT_MODEL)
     llama = load_llama(Path(path), n_ctx=DEFAULT_N_CTX)
     plain = LlamaCppProvider(llama, model_name=path.stem)
-    constrained = LlamaCppProvider(llama, model_name=path.stem, constrained=True)
+    constrained = LlamaCppProvider(llama, EmbeddedProfile(constrained=True), model_name=path.stem)
 
     threads = llama.context_params.n_threads
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"model: {path.name}   threads: {threads} of {os.cpu_count()} cores   load: {load}")
     print(f"max tokens: {args.max_tokens}   runs: {args.runs} each, alternating, after a warm-up")
-    from farmhand.providers.grammar import llama_grammar_check
+    from farmhand.providers.llamacpp.grammar import llama_grammar_check
 
     print(f"building the 3-tool grammar: {build_cost_ms(TOOLS, llama_grammar_check(llama)):.1f} ms")
 

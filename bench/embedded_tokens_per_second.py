@@ -19,7 +19,7 @@ Prompt tok/s is prompt tokens over the time to the first text; generation tok/s 
 after the first over the time from the first text to the end. Medians are reported.
 
 With `--n-parallel N` the provider takes the batched path `farmhand serve` uses (a context of
-N sequences stepped by one decode per token, `llama_batch.py`), on a second copy of the model
+N sequences stepped by one decode per token, `llamacpp/batch.py`), on a second copy of the model
 so the baseline's context stays as llama-cpp-python makes it.
 
 Run: .venv/bin/python bench/embedded_tokens_per_second.py [--runs 3] [--max-tokens 128]
@@ -48,8 +48,8 @@ from farmhand.messages import Finish, Message, TextDelta
 from farmhand.models.assemble import ensure_model
 from farmhand.models.catalog import DEFAULT_MODEL
 from farmhand.providers.base import GenerationSettings
-from farmhand.providers.llama_load import DEFAULT_N_CTX, load_llama
 from farmhand.providers.llamacpp import LlamaCppProvider
+from farmhand.providers.llamacpp.load import DEFAULT_N_CTX, load_llama
 
 DEFAULT_PROMPT = """Explain what this Python module does, function by function, then suggest \
 three concrete improvements with code.

@@ -179,8 +179,8 @@ def _raw_job(transcript_file: Path, seed: int) -> dict[str, Any]:
 
     from farmhand.models.assemble import ensure_model
     from farmhand.models.catalog import DEFAULT_MODEL
-    from farmhand.providers.llama_load import DEFAULT_N_CTX
-    from farmhand.providers.prefix_cache import head_length
+    from farmhand.providers.llamacpp.load import DEFAULT_N_CTX
+    from farmhand.providers.llamacpp.prefix_cache import head_length
 
     transcript = json.loads(transcript_file.read_text())
     threads = os.cpu_count() or 1

@@ -37,8 +37,8 @@ def generate(
     from farmhand.models.assemble import ensure_model
     from farmhand.models.catalog import DEFAULT_MODEL
     from farmhand.providers.base import GenerationSettings
-    from farmhand.providers.llama_load import load_llama
     from farmhand.providers.llamacpp import LlamaCppProvider
+    from farmhand.providers.llamacpp.load import load_llama
 
     suite = load_suite(suite_spec).select(limit=limit)
     provider = LlamaCppProvider(load_llama(ensure_model(DEFAULT_MODEL)), model_name=DEFAULT_MODEL)

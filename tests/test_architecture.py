@@ -159,3 +159,27 @@ def test_display_lives_in_the_cli() -> None:
                 if name.startswith(DISPLAY)
             ]
     assert not wrong, "display outside cli/:\n" + "\n".join(wrong)
+
+
+EMBEDDED = "farmhand.providers.llamacpp"
+
+
+def test_the_embedded_model_is_reached_through_its_package() -> None:
+    """The map's rule: outside `providers/llamacpp/`, only `providers/factory.py` builds the
+    embedded model, and code outside `providers/` takes its names from the package
+    (`farmhand.providers.llamacpp`), never from its modules."""
+    wrong = []
+    for path in source_files():
+        here = module_of(path)
+        if here == EMBEDDED or here.startswith(EMBEDDED + "."):
+            continue
+        inside_providers = here.startswith("farmhand.providers.")
+        for imp in farmhand_imports(path):
+            if imp.module != EMBEDDED and not imp.module.startswith(EMBEDDED + "."):
+                continue
+            where = f"{path.relative_to(ROOT)}:{imp.line}"
+            if inside_providers and here != "farmhand.providers.factory":
+                wrong.append(f"{where}: only providers/factory.py builds the embedded model")
+            elif imp.module != EMBEDDED:
+                wrong.append(f"{where} imports {imp.module}: import from {EMBEDDED}")
+    assert not wrong, "the embedded model reached around its package:\n" + "\n".join(wrong)

@@ -21,10 +21,10 @@ from farmhand.messages import Message, StreamEvent, TextDelta, ToolCall, ToolCal
 from farmhand.models.assemble import ensure_model
 from farmhand.models.catalog import DEFAULT_MODEL
 from farmhand.providers.base import GenerationSettings, Provider
-from farmhand.providers.grammar import build_tool_grammar, grammar_spec
-from farmhand.providers.llama_load import load_llama
-from farmhand.providers.llama_sampling import Sampling, sample_tokens
-from farmhand.providers.llamacpp import LlamaCppProvider
+from farmhand.providers.llamacpp import EmbeddedProfile, LlamaCppProvider
+from farmhand.providers.llamacpp.grammar import build_tool_grammar, grammar_spec
+from farmhand.providers.llamacpp.load import load_llama
+from farmhand.providers.llamacpp.sampling import Sampling, sample_tokens
 from farmhand.providers.prompt_based import PromptBasedProvider
 from farmhand.tools.definition import ToolDefinition
 from farmhand.tools.formats import OpenAIToolChoice, tool_choice_from_openai
@@ -224,7 +224,7 @@ async def test_constrained_auto_leaves_a_prose_answer_unchanged(llama: Any) -> N
     answers: list[str] = []
     for constrained in (False, True):
         llama.reset()  # a reused KV cache shifts greedy picks; start both sides the same
-        provider = LlamaCppProvider(llama, constrained=constrained)
+        provider = LlamaCppProvider(llama, EmbeddedProfile(constrained=constrained))
         events = await turn(provider, prompt, settings("auto", max_tokens=64))
         assert calls_of(events) == []
         answers.append("".join(e.text for e in events if isinstance(e, TextDelta)))
@@ -235,7 +235,7 @@ async def test_constrained_auto_leaves_a_prose_answer_unchanged(llama: Any) -> N
 def test_a_steer_never_leaves_the_grammar_nothing_to_sample(llama: Any) -> None:
     """llama.cpp aborts the whole process on a token its grammar cannot accept, which is
     what sampling picks when every logit is -inf. A steer that bans what the grammar
-    admits is undone for that token (`llama_sampling._steering`)."""
+    admits is undone for that token (`llamacpp.sampling._steering`)."""
 
     def ban_everything(sampled: Sequence[int], logits: Any) -> None:
         logits[:] = -math.inf
@@ -265,7 +265,7 @@ async def test_constrained_auto_pushes_into_a_second_tagged_call(llama: Any) -> 
         },
     )
     llama.reset()
-    provider = LlamaCppProvider(llama, constrained=True, retag_calls=True)
+    provider = LlamaCppProvider(llama, EmbeddedProfile(constrained=True, retag_calls=True))
     question = [
         Message.user(
             "Play songs from the artists Taylor Swift and Maroon 5, for 20 and 15 minutes"

@@ -15,8 +15,8 @@ from farmhand.messages import Message, StreamEvent, TextDelta, ToolCallEvent
 from farmhand.models.assemble import ensure_model
 from farmhand.models.catalog import DEFAULT_MODEL
 from farmhand.providers.base import GenerationSettings
-from farmhand.providers.llama_load import load_llama
 from farmhand.providers.llamacpp import LlamaCppProvider
+from farmhand.providers.llamacpp.load import load_llama
 from farmhand.tools.choice import ToolChoice
 from farmhand.tools.definition import ToolDefinition
 

@@ -19,7 +19,7 @@ from farmhand.config.models import ModelConfig
 from farmhand.errors import ModelError
 from farmhand.models.assemble import ensure_model
 from farmhand.models.catalog import DEFAULT_MODEL
-from farmhand.providers.llama_load import load_llama
+from farmhand.providers.llamacpp.load import load_llama
 from farmhand.service.model_memory import MIB, estimate_bytes
 
 pytestmark = pytest.mark.e2e

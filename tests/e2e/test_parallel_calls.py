@@ -1,7 +1,7 @@
 """Several calls in one turn from the real embedded model, as it ships (greedy).
 
 The default model writes each call as fenced JSON and, left alone, ends its turn after the
-first. The call gate pushes on once the call's fence is closed (`providers/call_gate.py`);
+first. The call gate pushes on once the call's fence is closed (`providers/llamacpp/call_gate.py`);
 pushing before it (where the parser reads the call) took the closing fence for a new call's
 start and the model ended after one call of two.
 """
@@ -17,8 +17,8 @@ from farmhand.messages import Message, ToolCallEvent
 from farmhand.models.assemble import ensure_model
 from farmhand.models.catalog import DEFAULT_MODEL
 from farmhand.providers.base import GenerationSettings
-from farmhand.providers.llama_load import load_llama
 from farmhand.providers.llamacpp import LlamaCppProvider
+from farmhand.providers.llamacpp.load import load_llama
 from farmhand.tools.definition import ToolDefinition
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]

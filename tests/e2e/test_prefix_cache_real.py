@@ -14,9 +14,9 @@ from farmhand.messages import Message, StreamEvent, ToolCallEvent
 from farmhand.models.assemble import ensure_model
 from farmhand.models.catalog import DEFAULT_MODEL
 from farmhand.providers.base import GenerationSettings
-from farmhand.providers.llama_load import load_llama
 from farmhand.providers.llamacpp import LlamaCppProvider
-from farmhand.providers.prefix_cache import PrefixCache
+from farmhand.providers.llamacpp.load import load_llama
+from farmhand.providers.llamacpp.prefix_cache import PrefixCache
 from farmhand.tools.definition import ToolDefinition
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]

@@ -21,7 +21,7 @@ from tests.e2e.test_constrained_calls import TOOLS, accepts
 from farmhand.models.assemble import ensure_model
 from farmhand.models.catalog import DEFAULT_MODEL
 from farmhand.providers.base import GenerationSettings
-from farmhand.providers.grammar import build_tool_grammar, call_triggers, grammar_spec
+from farmhand.providers.llamacpp.grammar import build_tool_grammar, call_triggers, grammar_spec
 from farmhand.tools.formats import tool_choice_from_openai
 
 pytestmark = [pytest.mark.e2e]

@@ -7,7 +7,7 @@ from tests.support.corpus import template_text
 
 from farmhand.messages import Message
 from farmhand.prompting.template_tools import builtin_tools_of, renders_tools
-from farmhand.providers.turn_template import TurnTemplate
+from farmhand.providers.llamacpp.turn_template import TurnTemplate
 from farmhand.tools.definition import ToolDefinition
 
 LLAMA_31 = template_text("meta-llama-Llama-3.1-8B-Instruct.jinja")

@@ -19,9 +19,8 @@ from farmhand.messages import (
     ToolResult,
     Usage,
 )
-from farmhand.providers.base import GenerationSettings, Provider
+from farmhand.providers.base import GenerationSettings, GrammarTarget, Provider
 from farmhand.providers.factory import provider_for
-from farmhand.providers.grammar import GrammarTarget
 from farmhand.providers.prompt_based import PromptBasedProvider
 from farmhand.providers.scripted import ScriptedProvider, Step
 from farmhand.tools.choice import NONE, ToolChoice

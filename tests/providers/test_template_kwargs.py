@@ -8,6 +8,7 @@ import pytest
 
 from farmhand.errors import ModelError, RequestError
 from farmhand.messages import Message
+from farmhand.providers.llamacpp.turn_template import TurnTemplate
 from farmhand.providers.template_kwargs import (
     MAX_BYTES,
     MAX_DEPTH,
@@ -15,7 +16,6 @@ from farmhand.providers.template_kwargs import (
     request_template_kwargs,
     template_kwargs,
 )
-from farmhand.providers.turn_template import TurnTemplate
 
 TOKENS = {"bos": "", "eos": ""}
 QWEN3_LIKE = (

@@ -14,7 +14,7 @@ from farmhand.config.models import ModelConfig
 from farmhand.config.server import EngineConfig
 from farmhand.errors import BusyError, RequestError
 from farmhand.messages import Finish, Usage
-from farmhand.providers.engine import Engine, EngineLimits, EngineStatus
+from farmhand.providers.llamacpp.engine import Engine, EngineLimits, EngineStatus
 from farmhand.service.loaded_models import LoadedModels, loaded_models
 from farmhand.service.model_memory import MIB, kv_bytes
 

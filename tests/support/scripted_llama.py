@@ -47,4 +47,4 @@ def scripted_sampling(monkeypatch: pytest.MonkeyPatch) -> None:
     def sample_tokens(llama: ScriptedLlama, prompt: list[int], *_: Any) -> Iterator[int]:
         return llama.generate(prompt)
 
-    monkeypatch.setattr("farmhand.providers.llamacpp.sample_tokens", sample_tokens)
+    monkeypatch.setattr("farmhand.providers.llamacpp.provider.sample_tokens", sample_tokens)

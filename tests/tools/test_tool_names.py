@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from farmhand.errors import ProviderError
-from farmhand.providers.grammar import find_tool
+from farmhand.providers.llamacpp.grammar import find_tool
 from farmhand.tools.definition import ToolDefinition, resolve_tool_name
 
 KNOWN = ["filesystem:read_file", "git:read_file", "filesystem:list_directory", "clock"]

@@ -20,7 +20,7 @@ from rich.progress import (
     TransferSpeedColumn,
 )
 
-from farmhand.providers.llama_load import load_llama
+from farmhand.providers.llamacpp import load_llama
 
 
 def load_with_progress(path: Path, n_ctx: int) -> Any:

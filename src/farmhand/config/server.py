@@ -38,7 +38,7 @@ class RequestServersConfig(Strict):
 
 
 class EngineConfig(Strict):
-    """How the embedded models share the machine (`providers/engine.py`,
+    """How the embedded models share the machine (`providers/llamacpp/engine.py`,
     `service/loaded_models.py`)."""
 
     max_queue: int = Field(default=8, ge=0)

@@ -4,7 +4,7 @@
 way llama.cpp asks its templates: render a conversation with one sample tool and look for
 the tool's name. A template that drops them (Phi-3.5's, Gemma's, a plain ChatML one) leaves
 the model blind to its tools, so the embedded provider describes them itself
-(`providers/generic_tools.py`).
+(`providers/llamacpp/generic_tools.py`).
 
 `builtin_tools_of`: Llama 3.1's built-in tools. Its template announces `Environment:
 ipython` and lists the built-in tools on a `Tools:` line when it is given `builtin_tools`

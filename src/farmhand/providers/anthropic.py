@@ -11,8 +11,7 @@ ProviderError, worded by `backend_errors`.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncGenerator, Sequence
-from contextlib import aclosing
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,15 +25,8 @@ from farmhand.messages import (
     ToolCallEvent,
     Usage,
 )
-from farmhand.providers.backend_errors import (
-    backend_call,
-    clip,
-    status_error,
-    status_message,
-    transport_error,
-    transport_message,
-)
-from farmhand.providers.backend_http import Answer, BackendHTTP, Timeouts, TransportError
+from farmhand.providers.backend_errors import backend_call, clip
+from farmhand.providers.backend_http import Answer, HTTPProvider
 from farmhand.providers.base import GenerationSettings
 from farmhand.providers.names import ToolNameMap
 from farmhand.tools.choice import ToolChoice
@@ -48,7 +40,6 @@ DEFAULT_MAX_TOKENS = 4096
 """Anthropic requires `max_tokens`; this is sent when the request names none."""
 THINKING_BUDGET = 2048
 """Tokens of reasoning asked for when a request turns thinking on (`think`)."""
-MAX_CONNECT_TIMEOUT = 30.0
 
 # Anthropic's stop reasons, as farmhand's Finish reasons; refusal, pause_turn and anything
 # newer end the turn as "stop".
@@ -60,7 +51,7 @@ _REASONS = {
 }
 
 
-class AnthropicProvider:
+class AnthropicProvider(HTTPProvider):
     """A model behind Anthropic's Messages API (or a server that speaks it)."""
 
     def __init__(
@@ -71,17 +62,15 @@ class AnthropicProvider:
         timeout: float = 600,
         extra_params: dict[str, Any] | None = None,
     ) -> None:
-        self.base_url = base_url.rstrip("/")
-        self.url = f"{self.base_url}/messages"
-        self.model = model
-        self.name = "anthropic"
-        self.extra_params = dict(extra_params or {})
-        self._api_key = api_key
-        self._timeouts = Timeouts(read=timeout, connect=min(timeout, MAX_CONNECT_TIMEOUT))
-        self._http = BackendHTTP(self._timeouts)
-
-    async def aclose(self) -> None:
-        await self._http.aclose()
+        super().__init__(
+            base_url=base_url,
+            path="/messages",
+            model=model,
+            name="anthropic",
+            api_key=api_key,
+            timeout=timeout,
+            extra_params=extra_params,
+        )
 
     def request_body(
         self,
@@ -122,34 +111,13 @@ class AnthropicProvider:
             body["max_tokens"] = max(body["max_tokens"], budget + 1)
         return body
 
-    async def stream(
-        self,
-        messages: Sequence[Message],
-        tools: Sequence[ToolDefinition],
-        settings: GenerationSettings,
-    ) -> AsyncGenerator[StreamEvent, None]:
-        names = ToolNameMap.for_turn(messages, tools)
-        body = self.request_body(messages, tools, settings, names)
-        try:
-            async with self._http.post(self.url, body, self._headers()) as answer:
-                if answer.status >= 300:
-                    raise self._status_error(answer, await answer.body())
-                turn = _Turn(names, self.url)
-                if not settings.stream or answer.content_type.startswith("application/json"):
-                    for event in turn.whole(_json(await answer.body(), self.url)):
-                        yield event
-                    return
-                async with aclosing(answer.lines()) as lines:  # message_stop ends it early
-                    async for line in lines:
-                        for event in turn.feed_line(line):
-                            yield event
-                        if turn.stopped:
-                            break
-                await answer.drain()
-                for event in turn.finish():
-                    yield event
-        except TransportError as exc:
-            raise self._transport_error(exc) from exc
+    def wire_turn(
+        self, names: ToolNameMap, tools: Sequence[ToolDefinition], settings: GenerationSettings
+    ) -> _Turn:
+        return _Turn(names, self.url)
+
+    def reads_whole(self, answer: Answer, settings: GenerationSettings) -> bool:
+        return not settings.stream or super().reads_whole(answer, settings)
 
     async def count_tokens(
         self, messages: Sequence[Message], tools: Sequence[ToolDefinition]
@@ -157,13 +125,7 @@ class AnthropicProvider:
         """Anthropic's own count (`POST /messages/count_tokens`) of this prompt."""
         body = self._prompt(messages, tools, ToolNameMap.for_turn(messages, tools))
         url = f"{self.url}/count_tokens"
-        try:
-            async with self._http.post(url, body, self._headers()) as answer:
-                content = await answer.body()
-                if answer.status >= 300:
-                    raise self._status_error(answer, content)
-        except TransportError as exc:
-            raise self._transport_error(exc) from exc
+        content = await self.fetch(url, body)
         count = _json(content, url).get("input_tokens")
         if not isinstance(count, int):
             raise ProviderError(f"{url} answered without input_tokens: {clip(content.decode())!r}")
@@ -182,32 +144,16 @@ class AnthropicProvider:
             body["tools"] = _tools(tools, names)
         return body
 
-    def _headers(self) -> dict[str, str]:
+    def headers(self) -> dict[str, str]:
         headers = {"anthropic-version": API_VERSION, "Accept": "text/event-stream"}
         if self._api_key:
             headers["x-api-key"] = self._api_key
         return headers
 
-    def _status_error(self, answer: Answer, body: bytes) -> ProviderError:
-        message = status_message(
-            answer.status,
-            answer.reason,
-            body,
-            url=self.url,
-            base_url=self.base_url,
-            model=self.model,
-            keyed=bool(self._api_key),
-            location=answer.location,
-        )
-        if answer.status in (429, 529):
-            message += " (Anthropic is rate-limiting or overloaded; try again shortly)"
-        return status_error(message, answer.status)
-
-    def _transport_error(self, exc: TransportError) -> ProviderError:
-        message = transport_message(
-            exc, url=self.url, base_url=self.base_url, timeouts=self._timeouts, provider=self.name
-        )
-        return transport_error(message, exc.kind)
+    def status_note(self, status: int) -> str:
+        if status in (429, 529):
+            return " (Anthropic is rate-limiting or overloaded; try again shortly)"
+        return ""
 
 
 def conversation(
@@ -314,7 +260,7 @@ class _Turn:
         self.input_tokens = 0
         self.output_tokens = 0
         self.started = False
-        self.stopped = False
+        self.done = False  # message_stop: the rest of the body is not read
 
     def feed_line(self, line: str) -> list[StreamEvent]:
         # `event:` lines repeat the data's own "type"; blank and comment lines carry nothing.
@@ -353,7 +299,7 @@ class _Turn:
             self.stop_sequence = delta.get("stop_sequence") or self.stop_sequence
             self._count(data.get("usage"))
         elif kind == "message_stop":
-            self.stopped = True
+            self.done = True
         elif kind == "error":
             error = data.get("error") or {}
             detail = error.get("message", error) if isinstance(error, dict) else error
@@ -379,8 +325,9 @@ class _Turn:
             self.input_tokens = int(usage.get("input_tokens") or self.input_tokens)
             self.output_tokens = int(usage.get("output_tokens") or self.output_tokens)
 
-    def whole(self, message: dict[str, Any]) -> list[StreamEvent]:
+    def whole(self, body: bytes) -> list[StreamEvent]:
         """A non-streamed answer: the Messages API's message object."""
+        message = _json(body, self.url)
         if message.get("type") == "error":
             self.feed(message)
         events: list[StreamEvent] = []
@@ -398,7 +345,7 @@ class _Turn:
         self.reason = message.get("stop_reason")
         self.stop_sequence = message.get("stop_sequence")
         self._count(message.get("usage"))
-        return [*events, *self.finish()]
+        return events
 
     def finish(self) -> list[StreamEvent]:
         if not self.started:

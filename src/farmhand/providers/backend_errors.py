@@ -10,10 +10,13 @@ full message goes to the server's log)."""
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 from farmhand.errors import ProviderError
 from farmhand.messages import ToolCall, new_call_id
-from farmhand.providers.backend_http import FailureKind, Timeouts, TransportError
+
+if TYPE_CHECKING:  # backend_http words its failures with these functions
+    from farmhand.providers.backend_http import FailureKind, Timeouts, TransportError
 
 SHOWN = 200
 """Characters of a bad line or body quoted in an error message."""

@@ -1,33 +1,56 @@
-"""The HTTP under every OpenAI-compatible turn: one POST, its answer read as lines.
+"""The HTTP under every remote backend's turn (OpenAI-compatible servers, Anthropic): one
+POST, its answer read as lines, and `HTTPProvider`, the base those providers share.
 
 This is the hot path of `farmhand serve` in front of a model server, so it runs on aiohttp:
 bench/serve_overhead.py measured httpx at about five times aiohttp's CPU per request (0.71
 against 0.14 ms for a whole answer, 0.98 against 0.24 ms for a 17-chunk stream), which was
 most of what farmhand added to a backend's own latency.
 
-Failures come out as one `TransportError` with a `kind`; the provider words the message,
-since only it knows which setting the user should change. Redirects are never followed: a
-3xx is an answer like any other, which the provider reports (a backend named by a client's
-project must not lead farmhand to a host nobody allowed).
+Failures come out as one `TransportError` with a `kind`; `HTTPProvider` words the message
+with the provider's settings (its base_url, timeouts, name), the ones the user would
+change. Redirects are never followed: a 3xx is an answer like any other, which the provider
+reports (a backend named by a client's project must not lead farmhand to a host nobody
+allowed).
+
+`HTTPProvider` holds what every such provider does the same way: the connection pool and
+its timeouts, the POST of a turn, the status check, the answer read whole or line by line
+into a `WireTurn` (the provider's wire format), and every failure worded as a
+ProviderError (`backend_errors.py`). A provider keeps only its wire format: the request
+body, its headers, and the turn that reads its answer.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping
-from contextlib import asynccontextmanager
+from abc import ABC, abstractmethod
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
+from contextlib import aclosing, asynccontextmanager
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import aiohttp
 import anyio
 
 from farmhand import jsonwire
+from farmhand.errors import ProviderError
+from farmhand.messages import Message, StreamEvent
+from farmhand.providers.backend_errors import (
+    status_error,
+    status_message,
+    transport_error,
+    transport_message,
+)
+from farmhand.providers.base import GenerationSettings
+from farmhand.providers.names import ToolNameMap
+from farmhand.tools.definition import ToolDefinition
 
 FailureKind = Literal[
     "connect", "connect_timeout", "read_timeout", "closed", "broke_off", "invalid_url", "other"
 ]
 
+# Connecting should be quick even when generating is not: an unreachable host should not
+# hang for the whole generation timeout.
+MAX_CONNECT_TIMEOUT = 30.0
 DRAIN_SECONDS = 2.0
 """How long to read on after the answer is complete, so the connection can be reused; a
 server that keeps the body open after `[DONE]` only costs this wait."""
@@ -144,6 +167,154 @@ class BackendHTTP:
             raise TransportError(
                 "closed", "the server closed the connection twice without answering"
             ) from None
+
+
+class WireTurn(Protocol):
+    """One answer in a provider's wire format: its lines (or its whole body) in, neutral
+    events out. `done`: the stream said it is over (the rest of the body is not read)."""
+
+    @property
+    def done(self) -> bool: ...
+
+    def feed_line(self, line: str) -> list[StreamEvent]: ...
+
+    def whole(self, body: bytes) -> list[StreamEvent]:
+        """A body that came in one piece (not streamed, or a server that ignored stream)."""
+        ...
+
+    def finish(self) -> list[StreamEvent]:
+        """The last events, the Finish last of them."""
+        ...
+
+
+class HTTPProvider(ABC):
+    """The base of the providers behind a remote HTTP API: one POST to `base_url + path`
+    per turn, the answer read into the provider's `WireTurn`, every failure a
+    ProviderError. `extra_params` are the request body's defaults, which a turn's own
+    settings override."""
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        path: str,
+        model: str,
+        name: str,
+        api_key: str | None,
+        timeout: float,
+        extra_params: dict[str, Any] | None,
+    ) -> None:
+        # base_url is used as given (e.g. http://localhost:8080/v1): guessing a missing /v1
+        # would hide a wrong URL behind a confusing 404 later.
+        self.base_url = base_url.rstrip("/")
+        self.url = f"{self.base_url}{path}"
+        self.model = model
+        self.name = name
+        self.extra_params = dict(extra_params or {})
+        self._api_key = api_key
+        self._timeouts = Timeouts(read=timeout, connect=min(timeout, MAX_CONNECT_TIMEOUT))
+        self._http = BackendHTTP(self._timeouts)
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    @abstractmethod
+    def request_body(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[ToolDefinition],
+        settings: GenerationSettings,
+        names: ToolNameMap,
+    ) -> dict[str, Any]:
+        """The JSON body of one turn, in the backend's format."""
+
+    @abstractmethod
+    def headers(self) -> dict[str, str]:
+        """The headers of every request: the stream asked for, the API key."""
+
+    @abstractmethod
+    def wire_turn(
+        self, names: ToolNameMap, tools: Sequence[ToolDefinition], settings: GenerationSettings
+    ) -> WireTurn:
+        """What reads one answer of the backend's into events."""
+
+    def reads_whole(self, answer: Answer, settings: GenerationSettings) -> bool:
+        """Whether the answer is one body rather than a stream: a server that ignores
+        stream=true sends one JSON answer."""
+        return answer.content_type.startswith("application/json")
+
+    async def stream(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[ToolDefinition],
+        settings: GenerationSettings,
+    ) -> AsyncGenerator[StreamEvent, None]:
+        """One turn: its body posted, the answer read into the wire turn's events (whole,
+        or line by line until the turn is done), then the turn's last events."""
+        names = ToolNameMap.for_turn(messages, tools)
+        body = self.request_body(messages, tools, settings, names)
+        turn = self.wire_turn(names, tools, settings)
+        try:
+            async with self.answer(body, self.headers()) as answer:
+                if self.reads_whole(answer, settings):
+                    for event in turn.whole(await answer.body()):
+                        yield event
+                else:
+                    # Closed here, not left to asyncio's finalizer (a task per stream), when
+                    # the turn ends the reading before the body does.
+                    async with aclosing(answer.lines()) as lines:
+                        async for line in lines:
+                            for event in turn.feed_line(line):
+                                yield event
+                            if turn.done:
+                                break
+                    await answer.drain()
+                for event in turn.finish():
+                    yield event
+        except TransportError as exc:
+            raise self.transport_error(exc) from exc
+
+    async def fetch(self, url: str, body: dict[str, Any]) -> bytes:
+        """The whole body of a request that is not a turn (a token count)."""
+        try:
+            async with self.answer(body, self.headers(), url) as answer:
+                return await answer.body()
+        except TransportError as exc:
+            raise self.transport_error(exc) from exc
+
+    @asynccontextmanager
+    async def answer(
+        self, body: dict[str, Any], headers: Mapping[str, str], url: str | None = None
+    ) -> AsyncIterator[Answer]:
+        """The server's answer to `body` (at `url`, else the turn's), once its status says
+        it took the request; any other status is a ProviderError."""
+        async with self._http.post(url or self.url, body, headers) as answer:
+            if answer.status >= 300:
+                raise self.status_error(answer, await answer.body())
+            yield answer
+
+    def status_error(self, answer: Answer, body: bytes) -> ProviderError:
+        message = status_message(
+            answer.status,
+            answer.reason,
+            body,
+            url=self.url,
+            base_url=self.base_url,
+            model=self.model,
+            keyed=bool(self._api_key),
+            location=answer.location,
+        )
+        return status_error(message + self.status_note(answer.status), answer.status)
+
+    def status_note(self, status: int) -> str:
+        """What this backend adds to an error status's message ("" by default)."""
+        return ""
+
+    def transport_error(self, exc: TransportError) -> ProviderError:
+        message = transport_message(
+            exc, url=self.url, base_url=self.base_url, timeouts=self._timeouts, provider=self.name
+        )
+        return transport_error(message, exc.kind)
 
 
 def _failure(exc: aiohttp.ClientError) -> TransportError:

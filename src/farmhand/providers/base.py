@@ -58,3 +58,28 @@ class Provider(Protocol):
     ) -> AsyncGenerator[StreamEvent, None]: ...
 
     async def aclose(self) -> None: ...
+
+
+@runtime_checkable
+class GrammarTarget(Protocol):
+    """A provider that can constrain a turn to calls of tools it does not render itself.
+
+    `stream(..., grammar_tools=T)` samples under the grammar for T (per tool_choice, as for
+    tools it renders) and reads `<tool_call>` blocks naming T back as calls. The prompt-based
+    strategy uses it: it describes the tools in the system prompt and passes `tools=[]`.
+    `accepts_grammar_tools` is what tells such a provider apart (isinstance checks members).
+    """
+
+    name: str
+    accepts_grammar_tools: bool
+
+    def stream(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[ToolDefinition],
+        settings: GenerationSettings,
+        *,
+        grammar_tools: Sequence[ToolDefinition] | None = None,
+    ) -> AsyncGenerator[StreamEvent, None]: ...
+
+    async def aclose(self) -> None: ...

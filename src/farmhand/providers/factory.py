@@ -8,12 +8,11 @@ progress (the CLI draws a bar), since display is not a provider's business.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from farmhand.config.models import ModelConfig
-from farmhand.errors import ConfigError, ModelError
+from farmhand.errors import ConfigError
 from farmhand.models.assemble import ByteProgress as ByteProgress  # runtime may not import models
 from farmhand.providers.base import Provider
 
@@ -62,13 +61,13 @@ def _backend(
         from farmhand.config.chat_template import chat_template_text
         from farmhand.models.assemble import ensure_model
         from farmhand.models.catalog import DEFAULT_MODEL
-        from farmhand.providers.llama_load import DEFAULT_N_CTX, free_failed_load, load_llama
         from farmhand.providers.llamacpp import (
-            DEFAULT_GATE,
-            DEFAULT_GROUND_FIRST,
+            DEFAULT_N_CTX,
             DEFAULT_N_PARALLEL,
-            DEFAULT_TEMPERATURE,
             LlamaCppProvider,
+            free_failed_load,
+            load_llama,
+            profile_for,
         )
 
         source = str(model_path or model.model_path or model.model or DEFAULT_MODEL)
@@ -79,20 +78,10 @@ def _backend(
         try:
             return LlamaCppProvider(
                 llama,
+                profile_for(model, source),
                 model_name=model.model or path.stem,
                 chat_template=template,
-                default_temperature=DEFAULT_TEMPERATURE
-                if model.temperature is None
-                else model.temperature,
-                constrained=model.constrained,
-                tool_parser=model.tool_parser,
                 prefix_cache=model.prefix_cache,
-                ground_extra=model.grounding,
-                ground_first=DEFAULT_GROUND_FIRST if model.grounding else None,
-                ground_optional=model.grounding,
-                ground_topic=model.grounding,
-                ground_siblings=model.grounding,
-                call_gate=replace(DEFAULT_GATE, go_on=_catalog_go_on(source)),
                 n_parallel=model.n_parallel or n_parallel or DEFAULT_N_PARALLEL,
             )
         except Exception:
@@ -142,13 +131,3 @@ def backend_url(model: ModelConfig) -> str | None:
 
         return model.base_url or DEFAULT_BASE_URL
     return model.base_url or DEFAULT_BASE_URLS.get(model.provider)
-
-
-def _catalog_go_on(source: str) -> float | None:
-    """The call gate's `go_on` measured for a catalog model; None for any other GGUF."""
-    from farmhand.models.catalog import lookup
-
-    try:
-        return lookup(source).gate_go_on
-    except ModelError:
-        return None

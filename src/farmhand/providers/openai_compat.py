@@ -8,8 +8,8 @@ the model finishes; one Finish closes the turn. Every failure becomes a Provider
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncGenerator, AsyncIterator, Sequence
-from contextlib import aclosing, asynccontextmanager
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,27 +25,16 @@ from farmhand.messages import (
     ToolCallEvent,
     Usage,
 )
-from farmhand.providers.backend_errors import (
-    backend_call,
-    clip,
-    status_error,
-    status_message,
-    transport_error,
-    transport_message,
-)
-from farmhand.providers.backend_http import Answer, BackendHTTP, Timeouts, TransportError
+from farmhand.providers.backend_errors import backend_call, clip
+from farmhand.providers.backend_http import Answer, HTTPProvider
 from farmhand.providers.base import GenerationSettings, ResponseFormat
 from farmhand.providers.names import ToolNameMap
 from farmhand.providers.text_calls import TextCalls
 from farmhand.tools.choice import ToolChoice
 from farmhand.tools.definition import ToolDefinition
 
-# Connecting should be quick even when generating is not: an unreachable host should not
-# hang for the whole generation timeout.
-MAX_CONNECT_TIMEOUT = 30.0
 
-
-class OpenAICompatProvider:
+class OpenAICompatProvider(HTTPProvider):
     """A model behind an OpenAI-compatible `/chat/completions` endpoint."""
 
     def __init__(
@@ -60,21 +49,17 @@ class OpenAICompatProvider:
     ) -> None:
         """`text_calls_family`: read calls the model wrote as text in that family's markup
         (see `text_calls`); None leaves the content as the server sent it."""
-        # base_url is used as given (e.g. http://localhost:8080/v1): guessing a missing /v1
-        # would hide a wrong URL behind a confusing 404 later.
-        self.base_url = base_url.rstrip("/")
-        self.url = f"{self.base_url}/chat/completions"
-        self.model = model
-        self.name = name
-        self.extra_params = dict(extra_params or {})
-        self._api_key = api_key
-        self._timeouts = Timeouts(read=timeout, connect=min(timeout, MAX_CONNECT_TIMEOUT))
-        self._http = BackendHTTP(self._timeouts)
+        super().__init__(
+            base_url=base_url,
+            path="/chat/completions",
+            model=model,
+            name=name,
+            api_key=api_key,
+            timeout=timeout,
+            extra_params=extra_params,
+        )
         self.text_calls_family = text_calls_family
-        self._empty_content: str | None = None  # "" once the server refused null (`_answer`)
-
-    async def aclose(self) -> None:
-        await self._http.aclose()
+        self._empty_content: str | None = None  # "" once the server refused null (`answer`)
 
     def request_body(
         self,
@@ -112,54 +97,33 @@ class OpenAICompatProvider:
             body["chat_template_kwargs"] = dict(settings.template_kwargs)
         return body
 
-    async def stream(
-        self,
-        messages: Sequence[Message],
-        tools: Sequence[ToolDefinition],
-        settings: GenerationSettings,
-    ) -> AsyncGenerator[StreamEvent, None]:
-        names = ToolNameMap.for_turn(messages, tools)
-        body = self.request_body(messages, tools, settings, names)
+    def headers(self) -> dict[str, str]:
         headers = {"Accept": "text/event-stream"}
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
-        try:
-            async with self._answer(body, headers) as answer:
-                turn = _Turn(names, self.url, settings.stop)
-                rescue = (
-                    TextCalls(self.text_calls_family, tools, names, settings.parallel_tool_calls)
-                    if self.text_calls_family and tools and settings.tool_choice.mode != "none"
-                    else None
-                )
-                if answer.content_type.startswith("application/json"):
-                    # A server that ignores stream=true sends one whole completion.
-                    text = (await answer.body()).decode("utf-8", "replace")
-                    for event in _read(turn.feed_line(f"data: {text}"), rescue):
-                        yield event
-                else:
-                    # Closed here, not left to asyncio's finalizer (a task per stream), when
-                    # `[DONE]` ends the reading before the body does.
-                    async with aclosing(answer.lines()) as lines:
-                        async for line in lines:
-                            for event in _read(turn.feed_line(line), rescue):
-                                yield event
-                            if turn.done:
-                                break
-                    await answer.drain()
-                for event in _finish(turn, rescue):
-                    yield event
-        except TransportError as exc:
-            raise self._transport_error(exc) from exc
+        return headers
+
+    def wire_turn(
+        self, names: ToolNameMap, tools: Sequence[ToolDefinition], settings: GenerationSettings
+    ) -> _Turn:
+        rescue = (
+            TextCalls(self.text_calls_family, tools, names, settings.parallel_tool_calls)
+            if self.text_calls_family and tools and settings.tool_choice.mode != "none"
+            else None
+        )
+        return _Turn(names, self.url, settings.stop, rescue)
 
     @asynccontextmanager
-    async def _answer(self, body: dict[str, Any], headers: dict[str, str]) -> AsyncIterator[Answer]:
+    async def answer(
+        self, body: dict[str, Any], headers: Mapping[str, str], url: str | None = None
+    ) -> AsyncIterator[Answer]:
         """The server's answer to `body`, once its status says it took the request.
 
         Servers disagree on a tool-calling turn without text: OpenAI's own shape is
         `content: null` beside `tool_calls`, which llama-cpp-python's server and older LM
         Studio refuse, while others refuse `""`. null goes first; a refusal that names the
         content is asked again with "", and this provider keeps to "" from then on."""
-        async with self._http.post(self.url, body, headers) as answer:
+        async with self._http.post(url or self.url, body, headers) as answer:
             if answer.status < 300:
                 yield answer
                 return
@@ -167,53 +131,13 @@ class OpenAICompatProvider:
             if answer.status < 400 or not (
                 _has_null_content(body) and b"content" in detail.lower()
             ):
-                raise self._status_error(answer, detail)
+                raise self.status_error(answer, detail)
         self._empty_content = ""
         body["messages"] = [_with_empty_content(m) for m in body["messages"]]
-        async with self._http.post(self.url, body, headers) as answer:
+        async with self._http.post(url or self.url, body, headers) as answer:
             if answer.status >= 300:
-                raise self._status_error(answer, await answer.body())
+                raise self.status_error(answer, await answer.body())
             yield answer
-
-    def _status_error(self, answer: Answer, body: bytes) -> ProviderError:
-        message = status_message(
-            answer.status,
-            answer.reason,
-            body,
-            url=self.url,
-            base_url=self.base_url,
-            model=self.model,
-            keyed=bool(self._api_key),
-            location=answer.location,
-        )
-        return status_error(message, answer.status)
-
-    def _transport_error(self, exc: TransportError) -> ProviderError:
-        message = transport_message(
-            exc, url=self.url, base_url=self.base_url, timeouts=self._timeouts, provider=self.name
-        )
-        return transport_error(message, exc.kind)
-
-
-def _read(events: list[StreamEvent], rescue: TextCalls | None) -> list[StreamEvent]:
-    """The server's events, its text read for calls written as text when `rescue` is set."""
-    if rescue is None:
-        return events
-    out: list[StreamEvent] = []
-    for event in events:
-        out.extend(rescue.feed(event.text) if isinstance(event, TextDelta) else [event])
-    return out
-
-
-def _finish(turn: _Turn, rescue: TextCalls | None) -> list[StreamEvent]:
-    events = turn.finish()
-    if rescue is None:
-        return events
-    finish = events.pop()  # the Finish, which comes last
-    events += rescue.finish(turn.native)
-    if rescue.found and isinstance(finish, Finish) and finish.reason != "tool_calls":
-        finish = Finish("tool_calls", finish.usage)
-    return [*events, finish]
 
 
 def _message_to_openai(
@@ -280,10 +204,18 @@ class _PartialCall:
 
 
 class _Turn:
-    """Accumulates one streamed turn: SSE lines in, neutral events out."""
+    """Accumulates one streamed turn: SSE lines in, neutral events out. With `rescue`, the
+    text is also read for calls the model wrote as text (`text_calls`)."""
 
-    def __init__(self, names: ToolNameMap, url: str, stops: Sequence[str] = ()) -> None:
+    def __init__(
+        self,
+        names: ToolNameMap,
+        url: str,
+        stops: Sequence[str] = (),
+        rescue: TextCalls | None = None,
+    ) -> None:
         self.names = names
+        self.rescue = rescue
         self.url = url
         self.stops = stops
         self.stop_sequence: str | None = None
@@ -297,6 +229,19 @@ class _Turn:
         self.stray = ""  # the first line that was not SSE, to explain an empty stream
 
     def feed_line(self, line: str) -> list[StreamEvent]:
+        events = self._read_line(line)
+        if self.rescue is None:
+            return events
+        out: list[StreamEvent] = []
+        for event in events:
+            out.extend(self.rescue.feed(event.text) if isinstance(event, TextDelta) else [event])
+        return out
+
+    def whole(self, body: bytes) -> list[StreamEvent]:
+        """A server that ignores stream=true sends one whole completion."""
+        return self.feed_line(f"data: {body.decode('utf-8', 'replace')}")
+
+    def _read_line(self, line: str) -> list[StreamEvent]:
         # Blank lines separate events, `:` lines are keep-alive comments, and event:/id:
         # lines carry nothing an OpenAI-style stream needs.
         key, _, value = line.partition(":")
@@ -377,6 +322,16 @@ class _Turn:
         return list(events)
 
     def finish(self) -> list[StreamEvent]:
+        events = self._finish_native()
+        if self.rescue is None:
+            return events
+        finish = events.pop()  # the Finish, which comes last
+        events += self.rescue.finish(self.native)
+        if self.rescue.found and isinstance(finish, Finish) and finish.reason != "tool_calls":
+            finish = Finish("tool_calls", finish.usage)
+        return [*events, finish]
+
+    def _finish_native(self) -> list[StreamEvent]:
         if not self.chunks:
             what = f"its first line was {clip(self.stray)!r}" if self.stray else "it was empty"
             raise ProviderError(

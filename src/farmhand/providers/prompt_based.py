@@ -13,7 +13,7 @@ out of its text. `PromptBasedProvider(inner)` wraps any provider and is one itse
   ToolCallEvents; reasoning passes through, and Finish says "tool_calls" when calls were found.
 
 Constrained decoding still applies on a provider that can do it (the embedded one): such a
-provider is a `providers.grammar.GrammarTarget`, and the wrapper hands it the tools as
+provider is a `providers.base.GrammarTarget`, and the wrapper hands it the tools as
 `grammar_tools` instead of rendering them, so tool_choice required / named (and auto on a
 `constrained` model) sample under the grammar for those tools, in the very format the block
 asks for. Any other provider gets the block only; tool_choice cannot be enforced there.
@@ -37,8 +37,7 @@ from farmhand.messages import (
     ToolCallEvent,
 )
 from farmhand.parsing.hermes import HermesParser
-from farmhand.providers.base import GenerationSettings, Provider
-from farmhand.providers.grammar import GrammarTarget
+from farmhand.providers.base import GenerationSettings, GrammarTarget, Provider
 from farmhand.providers.token_count import count_tokens
 from farmhand.tools.definition import ToolDefinition
 

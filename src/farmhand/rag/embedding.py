@@ -10,7 +10,7 @@ from pathlib import Path
 
 from farmhand.models.assemble import ensure_model
 from farmhand.paths import rag_dir
-from farmhand.providers.embedding import LlamaEmbedder
+from farmhand.providers.llamacpp import LlamaEmbedder
 from farmhand.rag.library import Library
 
 EMBED_CONTEXT = 4096

@@ -23,7 +23,7 @@ from farmhand.config.models import ModelConfig
 from farmhand.config.server import EngineConfig
 from farmhand.errors import BusyError, RequestError
 from farmhand.providers.base import Provider
-from farmhand.providers.engine import SERVED_N_PARALLEL, EngineLimits, EngineStatus
+from farmhand.providers.llamacpp import SERVED_N_PARALLEL, EngineLimits, EngineStatus
 from farmhand.service.model_files import LoadedModel
 from farmhand.service.model_memory import MIB, budget_bytes, estimate_bytes
 
@@ -41,7 +41,7 @@ def default_estimate(model: ModelConfig) -> int:
 def context_of(model: ModelConfig) -> int:
     """The context the model loads with (imported when asked: the embedded provider's
     module brings every tool-call parser with it)."""
-    from farmhand.providers.llama_load import DEFAULT_N_CTX
+    from farmhand.providers.llamacpp import DEFAULT_N_CTX
 
     return model.n_ctx or DEFAULT_N_CTX
 

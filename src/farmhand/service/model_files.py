@@ -14,7 +14,7 @@ from farmhand.config.models import ModelConfig
 from farmhand.models.assemble import file_sha256, known_sha256
 from farmhand.models.gguf import GGUFInfo, read_gguf
 from farmhand.providers.base import Provider
-from farmhand.providers.embedding import LlamaEmbedder
+from farmhand.providers.llamacpp import LlamaEmbedder
 
 FileVersion = tuple[str, int, int]
 

@@ -25,8 +25,7 @@ from farmhand.errors import ModelError, RequestError
 from farmhand.models.assemble import ensure_model, local_file
 from farmhand.models.catalog import lookup
 from farmhand.models.gguf import GGUFInfo, read_gguf
-from farmhand.providers.embedding import Embedded
-from farmhand.providers.engine import EngineStatus
+from farmhand.providers.llamacpp import Embedded, EngineStatus
 from farmhand.service.loaded_models import engine_status
 from farmhand.service.model_files import LoadedModel
 from farmhand.service.model_memory import model_source
@@ -80,8 +79,7 @@ def context_size(model: ModelConfig) -> int | None:
 def _embedded_defaults() -> tuple[int, float]:
     """The embedded backend's default context size and temperature (imported when asked:
     that module brings every tool-call parser with it)."""
-    from farmhand.providers.llama_load import DEFAULT_N_CTX
-    from farmhand.providers.llamacpp import DEFAULT_TEMPERATURE
+    from farmhand.providers.llamacpp import DEFAULT_N_CTX, DEFAULT_TEMPERATURE
 
     return DEFAULT_N_CTX, DEFAULT_TEMPERATURE
 

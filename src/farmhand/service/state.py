@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 from farmhand.config.models import FarmhandConfig, ModelConfig
 from farmhand.errors import ConfigError, UnknownModelError
 from farmhand.providers.base import Provider
-from farmhand.providers.engine import SERVED_N_PARALLEL
 from farmhand.providers.factory import provider_for
+from farmhand.providers.llamacpp import SERVED_N_PARALLEL
 from farmhand.runtime.questions import PendingAnswers
 from farmhand.service.agent_tasks import AgentTaskStore
 from farmhand.service.eval_reports import EvalReports

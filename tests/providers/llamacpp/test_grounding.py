@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from farmhand.messages import Message, ToolCall, ToolResult
-from farmhand.providers.grounding import (
+from farmhand.providers.llamacpp.grounding import (
     Evidence,
     evidence_of,
     further_call_grounded,

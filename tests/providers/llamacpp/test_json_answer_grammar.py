@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from farmhand.providers.base import GenerationSettings
-from farmhand.providers.grammar import (
+from farmhand.providers.llamacpp.grammar import (
     ROOT,
     answer_rules_for,
     build_tool_grammar,

@@ -8,11 +8,11 @@ prompt's length is checked against the context before the turn queues. The model
 template (or its `chat_template` override) renders the prompt (`turn_template.py`) and a
 tool-call parser picked for that template reads the calls back out of the text.
 
-Tokens come from farmhand's own sampling loop (`llama_sampling.py`), not `Llama.generate`,
-so that a grammar can be lazy. Constrained decoding (`providers/grammar.py`): a turn with
+Tokens come from farmhand's own sampling loop (`sampling.py`), not `Llama.generate`,
+so that a grammar can be lazy. Constrained decoding (`grammar.py`): a turn with
 tool_choice required or a named function samples under a grammar that admits only calls of
 the offered tools with schema-valid arguments, in the Hermes `<tool_call>` format; with
-`constrained=True` an auto turn gets the same grammar lazily: free text is not constrained
+the profile's `constrained` an auto turn gets the same grammar lazily: free text is not constrained
 (and costs nothing), and once the model writes `<tool_call>` the call must be valid. That
 format is what the grammar writes, so it applies only to chat templates that use it, or when
 the caller asks for it explicitly with `grammar_tools` (the prompt-based strategy, which
@@ -42,10 +42,11 @@ from farmhand.parsing.base import ParserOptions
 from farmhand.parsing.registry import parser_for, prefill_of
 from farmhand.prompting.guidance import answer_turn, results_to_answer
 from farmhand.providers.base import GenerationSettings
-from farmhand.providers.call_gate import GateThresholds, TurnGate, turn_gate
-from farmhand.providers.engine import Engine, EngineStatus, Turn
-from farmhand.providers.generic_tools import calls_schema
-from farmhand.providers.grammar import (
+from farmhand.providers.llamacpp.batch import PROMPT_CHUNK, BatchedContext
+from farmhand.providers.llamacpp.call_gate import TurnGate, turn_gate
+from farmhand.providers.llamacpp.engine import Engine, EngineStatus, Turn
+from farmhand.providers.llamacpp.generic_tools import calls_schema
+from farmhand.providers.llamacpp.grammar import (
     OPEN_TAG,
     GrammarCache,
     GrammarSpec,
@@ -53,10 +54,12 @@ from farmhand.providers.grammar import (
     grammar_spec,
     llama_grammar_check,
 )
-from farmhand.providers.grounding import evidence_of
-from farmhand.providers.llama_batch import PROMPT_CHUNK, BatchedContext
-from farmhand.providers.llama_load import return_freed_memory
-from farmhand.providers.llama_sampling import (
+from farmhand.providers.llamacpp.grounding import evidence_of
+from farmhand.providers.llamacpp.load import return_freed_memory
+from farmhand.providers.llamacpp.prefix_cache import PrefixCache, head_length
+from farmhand.providers.llamacpp.profile import EmbeddedProfile
+from farmhand.providers.llamacpp.relevance import question_words, tool_words
+from farmhand.providers.llamacpp.sampling import (
     READING,
     TOP_K,
     TOP_P,
@@ -66,99 +69,61 @@ from farmhand.providers.llama_sampling import (
     Steer,
     sample_tokens,
 )
-from farmhand.providers.llama_vocab import (
+from farmhand.providers.llamacpp.siblings import unused_siblings
+from farmhand.providers.llamacpp.stop_strings import StopStrings
+from farmhand.providers.llamacpp.turn_calls import CallsOfTurn, Grounding
+from farmhand.providers.llamacpp.turn_template import TurnTemplate
+from farmhand.providers.llamacpp.vocab import (
     end_of_generation_check,
     end_tokens,
     opener_tokens,
     single_token,
     special_tokens,
 )
-from farmhand.providers.prefix_cache import PrefixCache, head_length
 from farmhand.providers.prompt_based import with_tools_block
-from farmhand.providers.relevance import question_words, tool_words
-from farmhand.providers.siblings import unused_siblings
-from farmhand.providers.stop_strings import StopStrings
-from farmhand.providers.turn_calls import CallsOfTurn, Grounding
-from farmhand.providers.turn_template import TurnTemplate
 from farmhand.tools.choice import NONE
 from farmhand.tools.definition import ToolDefinition
 
 log = logging.getLogger(__name__)
 
-# Requests answered at once (continuous batching, `llama_batch.py`) outside a server, where
+# Requests answered at once (continuous batching, `batch.py`) outside a server, where
 # one user asks one thing at a time; `engine.SERVED_N_PARALLEL` under `farmhand serve`.
 DEFAULT_N_PARALLEL = 1
-DEFAULT_TEMPERATURE = 0.2
 # A turn that may call tools is cut here unless the caller asks for more: a tool call takes
 # well under this, and small models otherwise ramble on listing calls for minutes.
 TOOL_TURN_MAX_TOKENS = 512
 _TEMPLATE_KEY = "tokenizer.chat_template"
-# Measured with bench/accuracy_levers.py: pushing on after a call took BFCL parallel from 0%
-# to 40% with simple unchanged; the first-token decision (call=...) did not help, so it is off.
-DEFAULT_GATE = GateThresholds(call=None, after_result=None, another=0.05)
-# Measured likewise (bench/README.md): dropping ungrounded further calls took parallel from
-# 40% to 50% on BFCL and 2/6 to 6/6 on the built-in suite; answering a first question in
-# text when under half of its first call's required values are grounded took irrelevance
-# from 30% to 50% and no_call from 6/8 to 8/8; neither changed another category. Leaving out
-# optional arguments with ungrounded values (`ground_optional`), replayed on the stored calls
-# of BFCL's whole slice, passed 5 more items (simple 1, multiple 1, parallel 3) and failed none;
-# answering a first question in text when its call's tool shares no word with it
-# (`ground_topic`) passed 9 more irrelevance items and failed none.
-DEFAULT_GROUND_FIRST = 0.5
 # Stands in for the first user message when the prompt's head is rendered alone.
 _HEAD_MARK = "\u2063farmhand-head\u2063"
 
 
 class LlamaCppProvider:
-    """`constrained`: constrain tool_choice auto turns too (required and named always are),
-    with a lazy grammar: free text costs nothing, and once the model opens a call the call
-    must name an offered tool with schema-valid arguments. `prefix_cache`: keep the KV state
-    of the prompt's head (system prompt and tools) on disk between runs (`prefix_cache.py`).
-
-    Grounding (`grounding.py`, `turn_calls.py`): `ground_extra` drops a further call of a
-    turn whose values the conversation never mentioned, and stops the turn there;
-    `ground_first` (a share, 0-1] answers a conversation's first question in text when the
-    turn's first call has less than that share of its required values grounded
-    (`ANY_GROUNDED`: only when none is); `ground_topic` does the same when the tool of that
-    call shares no word with the question (`relevance.py`); `ground_optional` leaves out a
-    call's optional arguments whose values the conversation never mentioned;
-    `ground_siblings` pushes the model into another call while the question lists values
-    its calls have not used (`siblings.py`, through the call gate). `repair_calls`: a call
-    that misses its schema the way small models do is repaired (`tools/repair.py`)."""
+    """A GGUF model's turns, as its `EmbeddedProfile` says (`profile.py`: constrained
+    decoding, the call gate, grounding, ...). `prefix_cache`: keep the KV state of the
+    prompt's head (system prompt and tools) on disk between runs (`prefix_cache.py`).
+    `n_parallel`: the sequences one decode steps together (`batch.py`)."""
 
     name = "llamacpp"
-    accepts_grammar_tools = True  # see providers.grammar.GrammarTarget
+    accepts_grammar_tools = True  # see providers.base.GrammarTarget
 
     def __init__(
         self,
         llama: Any,
+        profile: EmbeddedProfile | None = None,
         *,
         model_name: str = "embedded",
         chat_template: str | None = None,
-        default_temperature: float = DEFAULT_TEMPERATURE,
-        constrained: bool = False,
-        tool_parser: str | None = None,
         prefix_cache: bool | PrefixCache = False,
-        call_gate: GateThresholds | None = DEFAULT_GATE,
-        tool_rules: str | None = None,
-        answer_after_results: bool = True,
-        ground_extra: bool = True,
-        ground_first: float | None = DEFAULT_GROUND_FIRST,
-        ground_optional: bool = True,
-        ground_topic: bool = True,
-        ground_siblings: bool = True,
-        repair_calls: bool = True,
-        retag_calls: bool = False,
         n_parallel: int = 1,
     ) -> None:
+        self.profile = profile = profile or EmbeddedProfile()
         self.llama = llama
         self.n_ctx = int(llama.n_ctx())  # per sequence (a batched context holds n_parallel)
         self.model_name = model_name
         self.chat_template = chat_template or llama.metadata.get(_TEMPLATE_KEY)
         if not self.chat_template:
             raise ModelError(f"{model_name} has no chat template in its GGUF metadata")
-        self.default_temperature = default_temperature
-        # Continuous batching: n_parallel sequences stepped by one decode (llama_batch.py).
+        # Continuous batching: n_parallel sequences stepped by one decode (batch.py).
         self.batch = BatchedContext(llama, n_parallel) if n_parallel > 1 else None
         # The one thread that uses the context; it frees the model when closed and idle.
         self.engine = Engine(
@@ -173,25 +138,16 @@ class LlamaCppProvider:
         self._opener_tokens = opener_tokens(llama)
         # The call tag as one token, where the model has one (the lazy grammar's trigger).
         self._tag_tokens = single_token(llama, OPEN_TAG)
-        self.constrained = constrained
         # The family its tool calls are read in: from config, else from its chat template.
         self.template = TurnTemplate.of(
-            self.chat_template, self._special, model_name=model_name, tool_parser=tool_parser
+            self.chat_template,
+            self._special,
+            model_name=model_name,
+            tool_parser=profile.tool_parser,
         )
         self.tool_family = self.template.family
         self._grammars = GrammarCache(llama_grammar_check(llama))
         self._sampled = Processed()
-        self.tool_rules = tool_rules  # added to the system prompt of turns that offer tools
-        self.call_gate = call_gate  # decide answer or call from the first token's odds
-        # After results that all succeeded, answer from them (prompting.guidance.answer_turn).
-        self.answer_after_results = answer_after_results
-        self.ground_extra = ground_extra
-        self.ground_first = ground_first
-        self.ground_optional = ground_optional
-        self.ground_topic = ground_topic
-        self.ground_siblings = ground_siblings
-        self.repair_calls = repair_calls
-        self.retag_calls = retag_calls
         self.prefix_cache = PrefixCache(llama) if prefix_cache is True else prefix_cache or None
         self.last_prefix: str | None = None  # what the prefix cache did on the last turn
         self.prefix_outcomes: list[str] = []  # and on every turn so far
@@ -297,15 +253,17 @@ class LlamaCppProvider:
         ones rendered through the chat template (the prompt-based strategy passes `tools=[]`
         and its tools here); the turn is then constrained in the Hermes format whatever the
         template, and the calls are read back with those names."""
-        answer_now = self.answer_after_results and settings.tool_choice.mode == "auto" and tools
+        answer_now = (
+            self.profile.answer_after_results and settings.tool_choice.mode == "auto" and tools
+        )
         if answer_now and results_to_answer(messages, [t.name for t in tools]):
             messages = answer_turn(messages)
             settings = dataclasses.replace(settings, tool_choice=NONE)
         none = settings.tool_choice.mode == "none"
         offered = [] if none else list(tools)
         callable_tools = offered if grammar_tools is None or none else list(grammar_tools)
-        if self.tool_rules and callable_tools:
-            messages = with_tools_block(messages, self.tool_rules)
+        if self.profile.tool_rules and callable_tools:
+            messages = with_tools_block(messages, self.profile.tool_rules)
         # Rendering, tokenizing and reading the evidence of a long conversation take
         # seconds: a worker thread's, not the event loop's.
         prompt, prompt_tokens, head, grounding = await anyio.to_thread.run_sync(
@@ -337,17 +295,17 @@ class LlamaCppProvider:
                 yield event
             await self._prepare_head(turn, head)
             gate: TurnGate | None = None
-            if self.call_gate and callable_tools and settings.tool_choice.mode == "auto":
+            if self.profile.call_gate and callable_tools and settings.tool_choice.mode == "auto":
                 gate = turn_gate(
                     self.llama,
-                    self.call_gate,
+                    self.profile.call_gate,
                     after_result=_after_result(messages),
                     later_question=any(m.role == "assistant" for m in messages),
                 )
                 gate.end_tokens = self._end_tokens
                 gate.opener_tokens = self._opener_tokens
                 if spec is not None and spec.tools and self._tag_tokens:
-                    gate.grammar_tag, gate.retag = self._tag_tokens[0], self.retag_calls
+                    gate.grammar_tag, gate.retag = self._tag_tokens[0], self.profile.retag_calls
             sampling = self._sampling(settings, spec, gate)
             stops = StopStrings(settings.stop)
             generation = self._generate(turn, prompt_tokens, max_tokens, stops, sampling)
@@ -391,7 +349,7 @@ class LlamaCppProvider:
 
     def _more_wanted(self, messages: Sequence[Message], calls: CallsOfTurn) -> bool:
         """Whether the question lists values the turn's calls have not used yet."""
-        if not self.ground_siblings:
+        if not self.profile.ground_siblings:
             return False
         question = next((m.content for m in reversed(messages) if m.role == "user"), "")
         return bool(unused_siblings(question, calls.kept))
@@ -404,23 +362,24 @@ class LlamaCppProvider:
     ) -> Grounding | None:
         """The grounding checks this turn's calls get, or None. `ground_first` is for a
         conversation's first question on an auto turn (a required call must be made)."""
+        profile = self.profile
         first_question = not any(m.role == "assistant" for m in messages)
         auto = settings.tool_choice.mode == "auto"
-        first_share = self.ground_first if first_question and auto else None
+        first_share = profile.ground_first if first_question and auto else None
         topic = None
-        if self.ground_topic and first_question and auto:
+        if profile.ground_topic and first_question and auto:
             topic = question_words(" ".join(m.content for m in messages if m.role == "user"))
         judged = first_share is not None or topic is not None
-        levers = self.ground_extra or self.ground_optional or self.repair_calls or judged
+        levers = profile.ground_extra or profile.ground_optional or profile.repair_calls or judged
         if not tools or not levers:
             return None
         return Grounding(
             evidence_of(messages),
             {t.name: t.parameters for t in tools},
-            extra=self.ground_extra,
+            extra=profile.ground_extra,
             first_share=first_share,
-            optional=self.ground_optional,
-            repair=self.repair_calls,
+            optional=profile.ground_optional,
+            repair=profile.repair_calls,
             topic=topic,
             tool_words={t.name: tool_words(t) for t in tools} if topic else {},
         )
@@ -432,7 +391,7 @@ class LlamaCppProvider:
         calls only: the grammar is lazy and wakes at the call tag (see `_sampling`). A
         JSON answer (`response_format`) is constrained whatever the template; calls beside
         it only where the template writes them in the grammar's format."""
-        spec = grammar_spec(tools, settings, constrain_auto=self.constrained)
+        spec = grammar_spec(tools, settings, constrain_auto=self.profile.constrained)
         if self.template.generic and not explicit and spec is not None and spec.calls_only:
             # A call in the generic format's JSON, the tools' own schemas in it.
             schema = calls_schema(spec.tools, parallel=spec.parallel)
@@ -450,7 +409,7 @@ class LlamaCppProvider:
         self, settings: GenerationSettings, spec: GrammarSpec | None, steer: Steer | None = None
     ) -> Sampling:
         temperature = (
-            settings.temperature if settings.temperature is not None else self.default_temperature
+            settings.temperature if settings.temperature is not None else self.profile.temperature
         )
         built = self._grammars.get(spec) if spec is not None else None
         lazy = settings.tool_choice.mode == "auto" and built is not None
@@ -516,7 +475,7 @@ class LlamaCppProvider:
         self.last_prefix = None
         if self.prefix_cache is None or not head:
             return
-        if self.batch is not None:  # heads live in its slots, seeded from disk (llama_batch)
+        if self.batch is not None:  # heads live in its slots, seeded from disk (batch)
             self.last_prefix = await turn.call(self.batch.seed, head, self.prefix_cache)
         else:
             self.last_prefix = await turn.call(self.prefix_cache.prepare, head)

@@ -20,7 +20,7 @@ from farmhand.messages import Message
 from farmhand.parsing.registry import detect_family, resolve_family
 from farmhand.prompting.template_tools import builtin_tools_of
 from farmhand.prompting.templates import render_chat_template
-from farmhand.providers.generic_tools import generic_family, generic_history, tools_block
+from farmhand.providers.llamacpp.generic_tools import generic_family, generic_history, tools_block
 from farmhand.providers.prompt_based import with_tools_block
 from farmhand.providers.template_kwargs import render_variables
 from farmhand.tools.definition import ToolDefinition

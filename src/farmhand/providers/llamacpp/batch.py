@@ -16,7 +16,7 @@ generate, a short prompt joins at once and a long one pauses, reading a `prompt_
 after the streams had `READ_PAUSE` seconds to themselves, so a question that arrives beside
 a 12k-token prompt is answered at about its own pace), decodes it once, and samples each
 sequence whose logits are ready with its own sampler (its own grammar, call gate steer and
-seed: `llama_sampling.build_sampler`).
+seed: `sampling.build_sampler`).
 
 Blocking, not thread-safe: only the model's engine thread calls it (`engine.py`).
 """
@@ -30,8 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from farmhand.errors import ProviderError
-from farmhand.providers.llama_sampling import Processed, Sampling, build_sampler
-from farmhand.providers.prefix_cache import (
+from farmhand.providers.llamacpp.prefix_cache import (
     MIN_TOKENS,
     Outcome,
     PrefixCache,
@@ -39,6 +38,7 @@ from farmhand.providers.prefix_cache import (
     load_sequence,
     save_sequence,
 )
+from farmhand.providers.llamacpp.sampling import Processed, Sampling, build_sampler
 
 # Prompt tokens a step reads: a question that arrives meanwhile waits for the step in
 # flight, and on a 2-core CPU llama.cpp reads 128-token steps as fast as 512-token ones

@@ -14,7 +14,7 @@ import anyio
 import pytest
 
 from farmhand.errors import BusyError, ProviderError
-from farmhand.providers.engine import Engine, EngineLimits
+from farmhand.providers.llamacpp.engine import Engine, EngineLimits
 
 pytestmark = pytest.mark.anyio
 
@@ -240,7 +240,7 @@ def test_an_exiting_process_frees_its_models_first(tmp_path: Any) -> None:
     marks = tmp_path / "marks.txt"
     script = f"""
 import asyncio, time
-from farmhand.providers.engine import Engine
+from farmhand.providers.llamacpp.engine import Engine
 
 def mark(text):
     with open({str(marks)!r}, "a") as f:

@@ -20,9 +20,9 @@ from tests.support.scripted_llama import ScriptedLlama
 
 from farmhand.messages import Finish, Message, StreamEvent, TextDelta, ToolCall, ToolCallEvent
 from farmhand.providers.base import GenerationSettings
-from farmhand.providers.generic_tools import calls_schema, generic_family
-from farmhand.providers.llama_sampling import Sampling
-from farmhand.providers.llamacpp import LlamaCppProvider
+from farmhand.providers.llamacpp import EmbeddedProfile, LlamaCppProvider
+from farmhand.providers.llamacpp.generic_tools import calls_schema, generic_family
+from farmhand.providers.llamacpp.sampling import Sampling
 from farmhand.tools.choice import REQUIRED
 from farmhand.tools.definition import ToolDefinition
 
@@ -50,7 +50,7 @@ def samplings(monkeypatch: pytest.MonkeyPatch) -> list[Sampling]:
         seen.append(sampling)
         return llama.generate(prompt)
 
-    monkeypatch.setattr("farmhand.providers.llamacpp.sample_tokens", sample_tokens)
+    monkeypatch.setattr("farmhand.providers.llamacpp.provider.sample_tokens", sample_tokens)
     return seen
 
 
@@ -114,7 +114,7 @@ async def test_earlier_calls_and_results_reach_a_template_without_tool_roles(
     """Phi's template drops tool messages and assistant calls: they are rewritten as JSON
     turns it renders (the result as a user turn)."""
     llama = ScriptedLlama(PHI, '{"response": "It is noon."}')
-    provider = LlamaCppProvider(llama, answer_after_results=False)
+    provider = LlamaCppProvider(llama, EmbeddedProfile(answer_after_results=False))
     call = ToolCall("get_time", {"city": "Paris"}, "call_1")
     history = [
         Message.user("What time is it in Paris?"),

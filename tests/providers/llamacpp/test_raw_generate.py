@@ -30,7 +30,7 @@ def scripted_sampling(monkeypatch: pytest.MonkeyPatch) -> None:
     def sample_tokens(llama: Llama, prompt: list[int], *_: Any) -> Iterator[int]:
         return llama.generate(prompt)
 
-    monkeypatch.setattr("farmhand.providers.llamacpp.sample_tokens", sample_tokens)
+    monkeypatch.setattr("farmhand.providers.llamacpp.provider.sample_tokens", sample_tokens)
 
 
 async def test_raw_text_is_continued_as_it_is() -> None:

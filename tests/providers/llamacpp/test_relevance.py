@@ -1,10 +1,10 @@
-"""Whether a question and a tool share a topic word (providers/relevance.py)."""
+"""Whether a question and a tool share a topic word (providers/llamacpp/relevance.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from farmhand.providers.relevance import question_words, tool_words
+from farmhand.providers.llamacpp.relevance import question_words, tool_words
 from farmhand.tools.definition import ToolDefinition
 
 LIST_DIRECTORY = ToolDefinition(

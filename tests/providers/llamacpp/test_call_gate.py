@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from farmhand.providers.call_gate import FORCE_TOKENS, GateThresholds, TurnGate, turn_gate
+from farmhand.providers.llamacpp.call_gate import FORCE_TOKENS, GateThresholds, TurnGate, turn_gate
 
 PIECES = ["Hello", '{"', "```", "<tool_call>", " The", "[", "Sure"] + [f"w{i}" for i in range(93)]
 PIECES += ["\n", ""]  # whitespace, and a token that prints nothing

@@ -7,8 +7,8 @@ import os
 from pathlib import Path
 from types import SimpleNamespace
 
-from farmhand.providers import prefix_cache
-from farmhand.providers.prefix_cache import MIN_TOKENS, PrefixCache, head_length
+from farmhand.providers.llamacpp import prefix_cache
+from farmhand.providers.llamacpp.prefix_cache import MIN_TOKENS, PrefixCache, head_length
 
 
 def test_head_length_is_the_shared_prefix() -> None:

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from farmhand.messages import StreamEvent, ToolCall, ToolCallDelta, ToolCallEvent
-from farmhand.providers.grounding import (
+from farmhand.providers.llamacpp.grounding import (
     Evidence,
     further_call_grounded,
     grounded_share,

@@ -4,7 +4,7 @@ Small models invent values: asked for two calls they write five, each with a val
 never mentioned (`d_time` 15, 20, 25 after the question's 4 and 10), and asked something no
 tool fits they call one anyway with values they made up. A value is *grounded* when the user
 wrote it (or a tool result did); the provider uses these checks to drop invented calls and
-invented optional arguments (`providers/turn_calls.py`).
+invented optional arguments (`providers/llamacpp/turn_calls.py`).
 
 What a value counts as (each leaf of an argument: list items and object fields one by one):
 

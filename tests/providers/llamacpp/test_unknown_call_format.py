@@ -21,7 +21,7 @@ from farmhand.messages import (
     ToolCallEvent,
 )
 from farmhand.providers.base import GenerationSettings
-from farmhand.providers.llamacpp import LlamaCppProvider
+from farmhand.providers.llamacpp import EmbeddedProfile, LlamaCppProvider
 from farmhand.tools.definition import ToolDefinition
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("scripted_sampling")]
@@ -45,7 +45,7 @@ REPLY = (
 @pytest.mark.parametrize("tool_parser", [None, "auto"])
 async def test_calls_in_a_format_no_family_knows_are_read(tool_parser: str | None) -> None:
     llama = ScriptedLlama(derived_templates.PER_ARG, REPLY)
-    provider = LlamaCppProvider(llama, tool_parser=tool_parser)
+    provider = LlamaCppProvider(llama, EmbeddedProfile(tool_parser=tool_parser))
     assert provider.tool_family == "auto"
     events = await _turn(provider)
     assert "".join(e.text for e in events if isinstance(e, ReasoningDelta)) == "they want Paris"

@@ -1,8 +1,8 @@
-"""How a step's batch is shared between sequences (`llama_batch.batch_share`)."""
+"""How a step's batch is shared between sequences (`llamacpp.batch.batch_share`)."""
 
 from __future__ import annotations
 
-from farmhand.providers.llama_batch import batch_share
+from farmhand.providers.llamacpp.batch import batch_share
 
 
 def share(

@@ -1,4 +1,4 @@
-"""The embedded provider's grounding switches on a scripted model (test_llamacpp_auto's
+"""The embedded provider's grounding switches on a scripted model (test_unknown_call_format's
 stand-in, a character a token): an ungrounded further call is dropped whole and ends the
 turn; an ungrounded first call is answered again in text, with calls banned."""
 
@@ -22,10 +22,10 @@ from farmhand.messages import (
     ToolCallEvent,
 )
 from farmhand.providers.base import GenerationSettings
-from farmhand.providers.call_gate import TurnGate
-from farmhand.providers.llama_sampling import Sampling
-from farmhand.providers.llamacpp import LlamaCppProvider
-from farmhand.providers.turn_calls import ANY_GROUNDED
+from farmhand.providers.llamacpp import EmbeddedProfile, LlamaCppProvider
+from farmhand.providers.llamacpp.call_gate import TurnGate
+from farmhand.providers.llamacpp.sampling import Sampling
+from farmhand.providers.llamacpp.turn_calls import ANY_GROUNDED
 from farmhand.tools.definition import ToolDefinition
 
 pytestmark = pytest.mark.anyio
@@ -88,7 +88,7 @@ def scripted_sampling(monkeypatch: pytest.MonkeyPatch) -> None:
     def sample_tokens(llama: Replies, prompt: list[int], sampling: Sampling, *_: Any) -> Any:
         return llama.sample(sampling)
 
-    monkeypatch.setattr("farmhand.providers.llamacpp.sample_tokens", sample_tokens)
+    monkeypatch.setattr("farmhand.providers.llamacpp.provider.sample_tokens", sample_tokens)
 
 
 async def turn(provider: LlamaCppProvider, question: str) -> list[StreamEvent]:
@@ -103,7 +103,9 @@ def calls_of(events: list[StreamEvent]) -> list[int]:
 async def test_a_further_call_nobody_asked_for_is_dropped_and_ends_the_turn() -> None:
     sweep = call(5) + call(10) + call(20) + call(15)
     llama = Replies(sweep)
-    events = await turn(LlamaCppProvider(llama, ground_extra=True), "Factorials of 5 and 15.")
+    events = await turn(
+        LlamaCppProvider(llama, EmbeddedProfile(ground_extra=True)), "Factorials of 5 and 15."
+    )
     assert calls_of(events) == [5]  # 10 and 20 were never asked for: the turn ended at 10
     # The dropped call left nothing in the stream, not even its deltas.
     assert [e.index for e in events if isinstance(e, ToolCallDelta) and e.name] == [0]
@@ -114,14 +116,14 @@ async def test_a_further_call_nobody_asked_for_is_dropped_and_ends_the_turn() ->
 
 async def test_with_the_switch_off_every_distinct_call_is_kept() -> None:
     llama = Replies(call(5) + call(10) + call(15))
-    provider = LlamaCppProvider(llama, ground_extra=False)
+    provider = LlamaCppProvider(llama, EmbeddedProfile(ground_extra=False))
     events = await turn(provider, "Factorials of 5 and 15.")
     assert calls_of(events) == [5, 10, 15]
 
 
 async def test_grounded_further_calls_are_all_kept() -> None:
     llama = Replies(call(5) + call(10) + call(15))
-    provider = LlamaCppProvider(llama, ground_extra=True)
+    provider = LlamaCppProvider(llama, EmbeddedProfile(ground_extra=True))
     events = await turn(provider, "Find the factorial of 5,10 and 15.")
     assert calls_of(events) == [5, 10, 15]
 
@@ -129,7 +131,7 @@ async def test_grounded_further_calls_are_all_kept() -> None:
 async def test_an_ungrounded_first_call_is_answered_in_text_instead() -> None:
     answer = "No tool here computes an integral."
     llama = Replies(call(7), answer)
-    provider = LlamaCppProvider(llama, ground_first=ANY_GROUNDED)
+    provider = LlamaCppProvider(llama, EmbeddedProfile(ground_first=ANY_GROUNDED))
     events = await turn(provider, "Integrate x^2 from a to b.")
     assert not [e for e in events if isinstance(e, ToolCallEvent | ToolCallDelta)]
     assert "".join(e.text for e in events if isinstance(e, TextDelta)) == answer
@@ -142,14 +144,14 @@ async def test_an_ungrounded_first_call_is_answered_in_text_instead() -> None:
 
 
 async def test_a_grounded_first_call_and_a_later_question_are_left_alone() -> None:
-    provider = LlamaCppProvider(Replies(call(5)), ground_first=1.0)
+    provider = LlamaCppProvider(Replies(call(5)), EmbeddedProfile(ground_first=1.0))
     assert calls_of(await turn(provider, "The factorial of 5?")) == [5]
     later = [
         Message.user("Integrate x^2."),
         Message.assistant("I cannot."),
         Message.user("Then any factorial."),
     ]
-    provider = LlamaCppProvider(Replies(call(7)), ground_first=1.0)
+    provider = LlamaCppProvider(Replies(call(7)), EmbeddedProfile(ground_first=1.0))
     events = [e async for e in provider.stream(later, [FACTORIAL], GenerationSettings())]
     assert calls_of(events) == [7]  # only a conversation's first question is judged
 
@@ -171,7 +173,7 @@ async def test_an_optional_argument_nobody_wrote_is_left_out_of_the_call_and_its
     assert {d.id for d in deltas if d.name} == {event.call.id}
     assert json.loads("".join(d.arguments for d in deltas)) == event.call.arguments
 
-    untouched = LlamaCppProvider(Replies(written), ground_optional=False)
+    untouched = LlamaCppProvider(Replies(written), EmbeddedProfile(ground_optional=False))
     events = [e async for e in untouched.stream(question, [MOVIES], settings)]
     (event,) = [e for e in events if isinstance(e, ToolCallEvent)]
     assert event.call.arguments["category"] == "Drama"
@@ -182,17 +184,17 @@ async def test_a_first_call_off_the_questions_topic_needs_every_value_grounded()
     question = "How many sides does a hexagon have?"
     # factorial shares no word with the question, and its 6 is not in it: answered in text.
     llama = Replies(call(6), answer)
-    events = await turn(LlamaCppProvider(llama, ground_first=None), question)
+    events = await turn(LlamaCppProvider(llama, EmbeddedProfile(ground_first=None)), question)
     assert not [e for e in events if isinstance(e, ToolCallEvent | ToolCallDelta)]
     assert "".join(e.text for e in events if isinstance(e, TextDelta)) == answer
 
     # Off-topic but holding only what the user wrote, the call stands ("warm" for weather).
-    grounded = LlamaCppProvider(Replies(call(6)), ground_first=None)
+    grounded = LlamaCppProvider(Replies(call(6)), EmbeddedProfile(ground_first=None))
     assert calls_of(await turn(grounded, "Does a hexagon with 6 corners have 6 sides?")) == [6]
     # The switch off, or a question about factorials, the call stands too.
-    off = LlamaCppProvider(Replies(call(6)), ground_first=None, ground_topic=False)
+    off = LlamaCppProvider(Replies(call(6)), EmbeddedProfile(ground_first=None, ground_topic=False))
     assert calls_of(await turn(off, question)) == [6]
-    on_topic = LlamaCppProvider(Replies(call(7)), ground_first=None)
+    on_topic = LlamaCppProvider(Replies(call(7)), EmbeddedProfile(ground_first=None))
     assert calls_of(await turn(on_topic, "Any factorial, please.")) == [7]
 
 
@@ -208,7 +210,7 @@ async def test_a_city_the_question_lists_but_no_call_used_pushes_for_another_cal
 ) -> None:
     written = '<tool_call>{"name": "get_weather", "arguments": {"city": "Berlin"}}</tool_call>'
     llama = Replies(written)
-    provider = LlamaCppProvider(llama, ground_siblings=switch)
+    provider = LlamaCppProvider(llama, EmbeddedProfile(ground_siblings=switch))
     question = [Message.user("Is it warmer in Berlin and Madrid?")]
     events = [e async for e in provider.stream(question, [WEATHER], GenerationSettings())]
     assert [e.call.arguments for e in events if isinstance(e, ToolCallEvent)] == [
@@ -262,7 +264,7 @@ async def test_values_packed_into_one_call_are_run_as_one_call_each() -> None:
         call_id, name, arguments = assembled[index]
         assert (call_id, name, json.loads(arguments)) == (call.id, call.name, call.arguments)
 
-    as_written = LlamaCppProvider(Replies(packed), repair_calls=False)
+    as_written = LlamaCppProvider(Replies(packed), EmbeddedProfile(repair_calls=False))
     events = [e async for e in as_written.stream(question, [PRESENT_VALUE], settings)]
     assert [e.call.arguments["years"] for e in events if isinstance(e, ToolCallEvent)] == [[10, 20]]
 

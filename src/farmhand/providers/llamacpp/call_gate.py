@@ -44,7 +44,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from farmhand.providers.grammar import CLOSE_TAG, OPEN_TAG
+from farmhand.providers.llamacpp.grammar import CLOSE_TAG, OPEN_TAG
 
 TOP = 64
 FORCE_TOKENS = 4  # whitespace the model may write before the call it is pushed into
@@ -81,7 +81,7 @@ class _Push:
 
 
 class TurnGate:
-    """The gate for one turn: a `llama_sampling.Steer`, and what it decided."""
+    """The gate for one turn: a `sampling.Steer`, and what it decided."""
 
     def __init__(
         self,

@@ -12,7 +12,7 @@ import pytest
 
 from farmhand.errors import ConfigError, ProviderError
 from farmhand.providers.base import GenerationSettings
-from farmhand.providers.grammar import (
+from farmhand.providers.llamacpp.grammar import (
     GrammarCache,
     GrammarSpec,
     build_tool_grammar,

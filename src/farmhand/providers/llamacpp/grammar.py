@@ -20,7 +20,7 @@ What a turn may write (`grammar_spec`):
 - parallel_tool_calls: one or more calls separated by a newline, else exactly one.
 - "none" (or no tools): no grammar.
 
-An auto turn's grammar is lazy (see `providers/llamacpp.py`): it wakes at the shapes a model
+An auto turn's grammar is lazy (see `provider.py`): it wakes at the shapes a model
 uses when it means a call (`call_triggers`), the call tag, and also the wrappers small models
 write instead (issue 28): `<tools>` (the tag of Qwen's tool list) or a code fence followed by
 the start of `{"name": "`, or a bare `{"name": "<offered tool>"`. From there the call is
@@ -44,12 +44,11 @@ import json
 import logging
 import re
 from collections import OrderedDict
-from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 from farmhand.errors import ProviderError
-from farmhand.messages import Message, StreamEvent
 from farmhand.providers.base import GenerationSettings, ResponseFormat
 from farmhand.tools.definition import ToolDefinition, resolve_tool_name
 from farmhand.tools.schema import map_subschemas, normalize_schema
@@ -80,31 +79,6 @@ _SHAPING_KEYS = {
     "type", "properties", "items", "prefixItems", "enum", "const", "anyOf", "oneOf", "allOf",
     "$ref", "pattern", "additionalProperties", "minLength", "maxLength",
 }  # fmt: skip
-
-
-@runtime_checkable
-class GrammarTarget(Protocol):
-    """A provider that can constrain a turn to calls of tools it does not render itself.
-
-    `stream(..., grammar_tools=T)` samples under the grammar for T (per tool_choice, as for
-    tools it renders) and reads `<tool_call>` blocks naming T back as calls. The prompt-based
-    strategy uses it: it describes the tools in the system prompt and passes `tools=[]`.
-    `accepts_grammar_tools` is what tells such a provider apart (isinstance checks members).
-    """
-
-    name: str
-    accepts_grammar_tools: bool
-
-    def stream(
-        self,
-        messages: Sequence[Message],
-        tools: Sequence[ToolDefinition],
-        settings: GenerationSettings,
-        *,
-        grammar_tools: Sequence[ToolDefinition] | None = None,
-    ) -> AsyncGenerator[StreamEvent, None]: ...
-
-    async def aclose(self) -> None: ...
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""Values a question lists together, some used by the calls so far (providers/siblings.py)."""
+"""Values a question lists together, some used by the calls so far
+(providers/llamacpp/siblings.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import Any
 import pytest
 
 from farmhand.messages import ToolCall
-from farmhand.providers.siblings import unused_siblings
+from farmhand.providers.llamacpp.siblings import unused_siblings
 
 
 def calls(*arguments: dict[str, Any]) -> list[ToolCall]:

@@ -4,7 +4,7 @@ the stop that ended the text."""
 
 from __future__ import annotations
 
-from farmhand.providers.stop_strings import StopStrings
+from farmhand.providers.llamacpp.stop_strings import StopStrings
 
 
 def run(stops: list[str], pieces: list[str]) -> tuple[str, str | None, int]:
