@@ -17,9 +17,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from farmhand.dialects.anthropic_request import AnthropicChat, parse_messages
-from farmhand.dialects.anthropic_response import MessageRenderer
-from farmhand.dialects.anthropic_tools import IGNORED_TOOLS_HEADER
+from farmhand.dialects.anthropic.request import AnthropicChat, parse_messages
+from farmhand.dialects.anthropic.response import MessageRenderer
+from farmhand.dialects.anthropic.tools import IGNORED_TOOLS_HEADER
 from farmhand.errors import FarmhandError
 from farmhand.server.errors import anthropic_body, api_error, error_response
 from farmhand.server.json_body import json_object

@@ -6,7 +6,7 @@ and `/api/generate` (`ollama_generate_api.py`) are registered with these.
 Every chat is a task (`tasks.py`): its id and status ride on every response line.
 `message.tool_calls` holds the calls the client must run itself (its own `tools`); for a
 client with no tools of its own, the final message lists there the MCP calls farmhand ran,
-marked `executed` (`dialects/ollama_chat.py` says why). What those calls returned is in
+marked `executed` (`dialects/ollama/chat.py` says why). What those calls returned is in
 `tool_results` when the request asks for it with `include_tool_results`.
 
 A streamed chat is `server.streaming`'s NDJSON: a failure before the first line is still an
@@ -25,14 +25,14 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from farmhand.config.models import ModelConfig
-from farmhand.dialects.ollama_chat import (
+from farmhand.dialects.ollama.chat import (
     ChatBody,
     ChatLines,
     ToolSearchBody,
     chat_request,
     loaded_line,
 )
-from farmhand.dialects.ollama_common import parse_body
+from farmhand.dialects.ollama.common import parse_body
 from farmhand.errors import RequestError
 from farmhand.runtime.events import LoopFinished, ReasoningChunk, TextChunk
 from farmhand.server import ollama_generate_api, ollama_models_api

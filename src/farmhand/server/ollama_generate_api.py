@@ -12,9 +12,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from farmhand.dialects.ollama_common import parse_body
-from farmhand.dialects.ollama_generate import GenerateBody, GenerateLines, generate_request
-from farmhand.dialects.ollama_template import TemplateLimits
+from farmhand.dialects.ollama.common import parse_body
+from farmhand.dialects.ollama.generate import GenerateBody, GenerateLines, generate_request
+from farmhand.dialects.ollama.template import TemplateLimits
 from farmhand.errors import LoopError
 from farmhand.messages import Finish, ReasoningDelta, TextDelta
 from farmhand.server.errors import api_error, error_response

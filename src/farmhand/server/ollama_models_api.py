@@ -14,8 +14,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from farmhand.dialects.ollama_common import keep_alive_seconds, parse_body
-from farmhand.dialects.ollama_models import (
+from farmhand.dialects.ollama.common import keep_alive_seconds, parse_body
+from farmhand.dialects.ollama.models import (
     EmbedBody,
     EmbeddingsBody,
     PullBody,

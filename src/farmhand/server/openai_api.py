@@ -13,8 +13,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from farmhand.dialects.openai_chat import OpenAIChat, parse_chat
-from farmhand.dialects.openai_completion import ChunkRenderer, completion_body
+from farmhand.dialects.openai.chat import OpenAIChat, parse_chat
+from farmhand.dialects.openai.completion import ChunkRenderer, completion_body
 from farmhand.errors import FarmhandError, UnknownModelError
 from farmhand.server.errors import api_error, error_response, openai_body
 from farmhand.server.json_body import json_object

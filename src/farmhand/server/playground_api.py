@@ -19,7 +19,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from farmhand.dialects.responses_questions import ACTIONS, question_item
+from farmhand.dialects.responses.questions import ACTIONS, question_item
 from farmhand.errors import AnswerError, FarmhandError, RequestError
 from farmhand.runtime.events import InputRequested
 from farmhand.server import playground_files

@@ -16,10 +16,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from farmhand.dialects.responses_items import Conversation, chat_request, read_conversation
-from farmhand.dialects.responses_references import resolve_references
-from farmhand.dialects.responses_render import ResponseBuilder
-from farmhand.dialects.responses_request import ResponsesRequest, parse_responses, with_item_ids
+from farmhand.dialects.responses.items import Conversation, chat_request, read_conversation
+from farmhand.dialects.responses.references import resolve_references
+from farmhand.dialects.responses.render import ResponseBuilder
+from farmhand.dialects.responses.request import ResponsesRequest, parse_responses, with_item_ids
 from farmhand.errors import AnswerError, FarmhandError, RequestError
 from farmhand.server.errors import api_error, error_response
 from farmhand.server.json_body import json_object
