@@ -33,6 +33,7 @@ from farmhand.dialects.ollama.chat import (
     loaded_line,
 )
 from farmhand.dialects.ollama.common import parse_body
+from farmhand.dialects.ollama.errors import ollama_body
 from farmhand.errors import RequestError
 from farmhand.runtime.events import LoopFinished, ReasoningChunk, TextChunk
 from farmhand.server import ollama_generate_api, ollama_models_api
@@ -80,7 +81,7 @@ async def chat(request: Request) -> Response:
         if body.task_id is not None:
             _check_not_running(state, body.task_id)
     except Exception as exc:
-        return error_response(exc, "ollama")
+        return error_response(exc, ollama_body)
     run = _Run(state, body, chat, model)
     if body.stream:
         return EventStream(
@@ -189,7 +190,7 @@ async def list_tools(request: Request) -> Response:
     try:
         found = await search_tools(state, model=request.query_params.get("model"))
     except Exception as exc:
-        return error_response(exc, "ollama")
+        return error_response(exc, ollama_body)
     body = found.to_json()
     del body["pattern"]  # Ollama's listing has none
     return JSONResponse(body)
@@ -204,7 +205,7 @@ async def search_tools_route(request: Request) -> Response:
             state, body.pattern, model=body.model, requested=requested, context=body.context
         )
     except Exception as exc:
-        return error_response(exc, "ollama")
+        return error_response(exc, ollama_body)
     return JSONResponse(found.to_json(body.limit))
 
 
@@ -217,7 +218,7 @@ async def get_task(request: Request) -> Response:
     if task is None:
         return error_response(
             RequestError(f"task {task_id!r} not found; task ids come from /api/chat", status=404),
-            "ollama",
+            ollama_body,
         )
     return JSONResponse(task.to_json())
 

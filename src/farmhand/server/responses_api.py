@@ -1,7 +1,7 @@
 """OpenAI Responses over HTTP: `POST /v1/responses` (SSE streaming and not),
 `GET` / `DELETE /v1/responses/{id}` and `GET /v1/responses/{id}/input_items` for stored
-responses. The wire shapes are `dialects.responses_request` / `responses_items` (request)
-and `dialects.responses_render` (response); the chat is the service's
+responses. The wire shapes are `dialects.responses.request` / `.items` (request)
+and `dialects.responses.render` (response); the chat is the service's
 (`service.mcp_chat`, which runs the request's `mcp` tools), the store
 `service.responses_store`.
 """
