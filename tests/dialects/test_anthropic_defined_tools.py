@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from farmhand.dialects.anthropic_tools import read_tools
+from farmhand.dialects.anthropic.tools import read_tools
 
 
 def test_older_text_editors_can_also_undo_and_the_newest_cannot() -> None:

@@ -7,8 +7,8 @@ import math
 
 import pytest
 
-from farmhand.dialects.ollama_common import keep_alive_seconds, response_format, think_flag
-from farmhand.dialects.ollama_template import render_go_template
+from farmhand.dialects.ollama.common import keep_alive_seconds, response_format, think_flag
+from farmhand.dialects.ollama.template import render_go_template
 from farmhand.errors import RequestError
 
 CHATML = (

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from farmhand.dialects.ollama_chat import ChatBody, chat_request
+from farmhand.dialects.ollama.chat import ChatBody, chat_request
 from farmhand.messages import Message
 
 LISTING = {"function": {"name": "filesystem:list_directory", "arguments": {"path": "/tmp"}}}

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from farmhand.dialects.openai_chat import parse_chat
+from farmhand.dialects.openai.chat import parse_chat
 from farmhand.errors import RequestError
 
 SCHEMA = {

@@ -8,15 +8,15 @@ from typing import Any
 
 import pytest
 
-from farmhand.dialects.responses_custom import (
+from farmhand.dialects.responses.custom import (
     INPUT_DESCRIPTION,
     call_input,
     custom_tool,
     streamed_input,
 )
-from farmhand.dialects.responses_items import read_conversation
-from farmhand.dialects.responses_render import ResponseBuilder
-from farmhand.dialects.responses_request import parse_responses
+from farmhand.dialects.responses.items import read_conversation
+from farmhand.dialects.responses.render import ResponseBuilder
+from farmhand.dialects.responses.request import parse_responses
 from farmhand.errors import RequestError
 from farmhand.messages import ToolCall, Usage
 from farmhand.runtime.events import LoopFinished, ToolCallWriting

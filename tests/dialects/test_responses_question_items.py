@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from farmhand.dialects.responses_questions import (
+from farmhand.dialects.responses.questions import (
     QuestionAnswer,
     approval_answer,
     elicitation_answer,

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from farmhand.config.limits import LimitsConfig
-from farmhand.dialects.responses_references import resolve_references
+from farmhand.dialects.responses.references import resolve_references
 from farmhand.errors import RequestError
 
 STORED = {

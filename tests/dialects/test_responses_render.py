@@ -4,9 +4,9 @@ model writes them."""
 
 from __future__ import annotations
 
-from farmhand.dialects.responses_items import read_conversation
-from farmhand.dialects.responses_render import ResponseBuilder
-from farmhand.dialects.responses_request import parse_responses
+from farmhand.dialects.responses.items import read_conversation
+from farmhand.dialects.responses.render import ResponseBuilder
+from farmhand.dialects.responses.request import parse_responses
 from farmhand.messages import ToolCall, ToolResult, Usage
 from farmhand.runtime.events import (
     LoopFinished,

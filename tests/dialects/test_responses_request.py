@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from farmhand.dialects.responses_request import parse_responses, with_item_ids
+from farmhand.dialects.responses.request import parse_responses, with_item_ids
 from farmhand.errors import RequestError
 
 SCHEMA = {

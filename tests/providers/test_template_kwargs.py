@@ -7,15 +7,15 @@ from __future__ import annotations
 import pytest
 
 from farmhand.errors import ModelError, RequestError
-from farmhand.messages import Message
-from farmhand.providers.llamacpp.turn_template import TurnTemplate
-from farmhand.providers.template_kwargs import (
+from farmhand.generation.template_kwargs import (
     MAX_BYTES,
     MAX_DEPTH,
     MAX_KEYS,
     request_template_kwargs,
     template_kwargs,
 )
+from farmhand.messages import Message
+from farmhand.providers.llamacpp.turn_template import TurnTemplate
 
 TOKENS = {"bos": "", "eos": ""}
 QWEN3_LIKE = (

@@ -10,7 +10,7 @@ import httpx
 import pytest
 from tests.security.conftest import Farm
 
-from farmhand.providers.template_kwargs import MAX_BYTES, MAX_DEPTH
+from farmhand.generation.template_kwargs import MAX_BYTES, MAX_DEPTH
 
 CHAT = {"model": "farm", "messages": [{"role": "user", "content": "hi"}]}
 ROUTES: dict[str, dict[str, Any]] = {

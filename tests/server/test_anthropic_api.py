@@ -529,7 +529,7 @@ def test_bad_json_unknown_model_and_routes_in_anthropic_shape(farm: AnthropicFar
 
 
 def test_an_earlier_mcp_reply_sent_back_is_history() -> None:
-    from farmhand.dialects.anthropic_request import parse_messages
+    from farmhand.dialects.anthropic.request import parse_messages
 
     use = {"type": "mcp_tool_use", "id": "c1", "name": "list_models", "server_name": "barn"}
     result = {"type": "mcp_tool_result", "tool_use_id": "c1", "is_error": False, "content": "[]"}

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from tests.support.farms import USER, AnthropicFarm
 
-from farmhand.dialects.anthropic_tools import IGNORED_TOOLS_HEADER
+from farmhand.dialects.anthropic.tools import IGNORED_TOOLS_HEADER
 from farmhand.messages import ToolCall
 from farmhand.providers.scripted import Step
 

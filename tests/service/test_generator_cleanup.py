@@ -17,6 +17,7 @@ from farmhand.messages import Message
 from farmhand.providers.scripted import ScriptedProvider, Step
 from farmhand.runtime.events import TextChunk
 from farmhand.server.app import create_app
+from farmhand.server.dialect_registry import DIALECTS
 from farmhand.service.chat import ChatRequest, complete_chat, run_chat
 from farmhand.service.state import ServiceState
 from farmhand.toolsets.mcp.pool import MCPPool
@@ -82,3 +83,9 @@ async def test_every_dialect_closes_what_it_reads(
     assert "Hello" in answer.text
     assert left == []
     provider.assert_done()
+
+
+def test_every_registered_dialect_is_in_the_table() -> None:
+    # A dialect added to the registry is checked here too, or this fails.
+    for dialect in DIALECTS:
+        assert any(dialect.owns(path) for path, _ in REQUESTS.values()), dialect.name

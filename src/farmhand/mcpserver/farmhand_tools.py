@@ -26,8 +26,8 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
-from farmhand.dialects.openai_chat import parse_chat
-from farmhand.dialects.openai_completion import completion_body
+from farmhand.dialects.openai.chat import parse_chat
+from farmhand.dialects.openai.completion import completion_body
 from farmhand.mcpserver.llama_tools import LlamaTools, register_llama_tools
 from farmhand.mcpserver.results import ToolServer
 from farmhand.rag.library import MAX_TOP_K, Mode

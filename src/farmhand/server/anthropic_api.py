@@ -1,6 +1,6 @@
 """Anthropic Messages over HTTP: `POST /v1/messages` (SSE with named events, or one message
-object) and `POST /v1/messages/count_tokens`. The wire shapes are `dialects.anthropic_request`
-and `dialects.anthropic_response`; the chat is the service's.
+object) and `POST /v1/messages/count_tokens`. The wire shapes are `dialects.anthropic.request`
+and `dialects.anthropic.response`; the chat is the service's.
 
 Anthropic's headers (`anthropic-version`, `anthropic-beta`) and the `?beta=true` query that
 its SDK's beta client and Claude Code add are accepted and need nothing: every feature is on.
@@ -17,11 +17,12 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from farmhand.dialects.anthropic_request import AnthropicChat, parse_messages
-from farmhand.dialects.anthropic_response import MessageRenderer
-from farmhand.dialects.anthropic_tools import IGNORED_TOOLS_HEADER
+from farmhand.dialects.anthropic.errors import anthropic_body
+from farmhand.dialects.anthropic.request import AnthropicChat, parse_messages
+from farmhand.dialects.anthropic.response import MessageRenderer
+from farmhand.dialects.anthropic.tools import IGNORED_TOOLS_HEADER
 from farmhand.errors import FarmhandError
-from farmhand.server.errors import anthropic_body, api_error, error_response
+from farmhand.server.errors import api_error, error_response
 from farmhand.server.json_body import json_object
 from farmhand.server.json_response import JSONResponse
 from farmhand.server.route_state import service_state
@@ -39,7 +40,7 @@ def routes() -> list[BaseRoute]:
 
 
 def _error(exc: BaseException) -> Response:
-    return error_response(exc, "anthropic")
+    return error_response(exc, anthropic_body)
 
 
 async def messages(request: Request) -> Response:

@@ -41,19 +41,12 @@ from farmhand.mcpserver.llama_tools import llama_tools_for
 from farmhand.mcpserver.sessions import CLIENT_KEY
 from farmhand.paths import farmhand_home
 from farmhand.runtime.questions import PendingAnswers
-from farmhand.server import (
-    anthropic_api,
-    eval_reports_api,
-    ollama_api,
-    openai_api,
-    playground_api,
-    projects_api,
-    responses_api,
-)
+from farmhand.server import eval_reports_api, playground_api, projects_api
 from farmhand.server.auth import GateMiddleware, api_keys_from_env, max_body_from_env
 from farmhand.server.browser_guard import BrowserGuard, HostRule
+from farmhand.server.dialect_registry import dialect_routes, error_body_for_path
 from farmhand.server.disconnect import CancelOnDisconnect
-from farmhand.server.errors import dialect_for_path, error_response
+from farmhand.server.errors import error_response
 from farmhand.server.json_response import JSONResponse
 from farmhand.server.openapi import openapi_document
 from farmhand.service.loaded_models import loaded_models
@@ -155,14 +148,10 @@ def _cors(origins: Sequence[str]) -> list[Middleware]:
 
 
 def _routes() -> list[BaseRoute]:
-    # Starlette tries the routes in order, a regex each, so each dialect lists its chat
-    # route first and the dialects come before the rest: /v1/messages was the 29th route
-    # tried, about a twentieth of what farmhand spent on a whole answer.
+    # Starlette tries the routes in order, a regex each: the dialects' come first (in
+    # `dialect_registry.DIALECTS`' order), then the routes that are no dialect's.
     return [
-        *openai_api.routes(),
-        *anthropic_api.routes(),
-        *responses_api.routes(),
-        *ollama_api.routes(),
+        *dialect_routes(),
         *projects_api.routes(),
         *playground_api.routes(),
         *eval_reports_api.routes(),
@@ -188,8 +177,8 @@ async def _http_error(request: Request, exc: Exception) -> Response:
         message = f"{request.method} is not allowed on {path}"
     else:
         message = exc.detail
-    return error_response(RequestError(message, status=exc.status_code), dialect_for_path(path))
+    return error_response(RequestError(message, status=exc.status_code), error_body_for_path(path))
 
 
 async def _unexpected(request: Request, exc: Exception) -> Response:
-    return error_response(exc, dialect_for_path(request.url.path))
+    return error_response(exc, error_body_for_path(request.url.path))

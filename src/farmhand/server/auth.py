@@ -3,7 +3,7 @@
 `application/json`.
 
 One pure ASGI middleware, so streaming responses pass through untouched. Refusals use the
-error shape of the dialect the path belongs to (see `errors.dialect_for_path`).
+error shape of the dialect the path belongs to (see `dialect_registry.error_body_for_path`).
 
 Why the media type matters: a web page can POST `text/plain` or a form to any address
 without a CORS preflight; `application/json` needs one, which farmhand answers only for the
@@ -24,7 +24,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from farmhand.errors import AuthError, ConfigError, RequestError, TooLargeError
 from farmhand.mcpserver.sessions import CLIENT_KEY
 from farmhand.server.browser_guard import OPEN_PATHS
-from farmhand.server.errors import dialect_for_path, error_response
+from farmhand.server.dialect_registry import error_body_for_path
+from farmhand.server.errors import error_response
 from farmhand.server.eval_reports_api import is_report_path
 from farmhand.server.json_body import load_json, remember
 
@@ -79,7 +80,7 @@ class GateMiddleware:
                 "missing or invalid API key; send it as `Authorization: Bearer <key>`"
                 " or `x-api-key: <key>` (the server's keys are set by FARMHAND_API_KEYS)"
             )
-            await error_response(refusal, dialect_for_path(path))(scope, receive, send)
+            await error_response(refusal, error_body_for_path(path))(scope, receive, send)
             return
         declared = _content_length(scope)
         if declared is not None and declared > self.max_body_bytes:
@@ -97,7 +98,7 @@ class GateMiddleware:
                 code="unsupported_media_type",
                 status=415,
             )
-            await error_response(refusal, dialect_for_path(path))(scope, receive, send)
+            await error_response(refusal, error_body_for_path(path))(scope, receive, send)
             return
         chunks: list[bytes] = []
         size = 0
@@ -118,7 +119,7 @@ class GateMiddleware:
             try:
                 remember(scope, load_json(raw))
             except RequestError as exc:
-                await error_response(exc, dialect_for_path(path))(scope, receive, send)
+                await error_response(exc, error_body_for_path(path))(scope, receive, send)
                 return
         await self.app(scope, _replay(raw, receive), send)
 
@@ -144,7 +145,7 @@ class GateMiddleware:
             f" send less (the operator can raise it with {MAX_BODY_VARIABLE})"
         )
         path: str = scope.get("path", "")
-        await error_response(refusal, dialect_for_path(path))(scope, receive, send)
+        await error_response(refusal, error_body_for_path(path))(scope, receive, send)
 
 
 def _has_body(scope: Scope) -> bool:

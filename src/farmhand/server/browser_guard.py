@@ -27,7 +27,8 @@ from dataclasses import dataclass
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from farmhand.errors import RequestError
-from farmhand.server.errors import dialect_for_path, error_response
+from farmhand.server.dialect_registry import error_body_for_path
+from farmhand.server.errors import error_response
 from farmhand.server.playground_files import ASSET_PATHS, FAVICON_PATH
 
 OPEN_PATHS = frozenset({"/", "/health", FAVICON_PATH, *ASSET_PATHS})
@@ -113,7 +114,7 @@ class BrowserGuard:
             await self.app(scope, receive, send)
             return
         path: str = scope.get("path", "")
-        await error_response(refusal, dialect_for_path(path))(scope, receive, send)
+        await error_response(refusal, error_body_for_path(path))(scope, receive, send)
 
     def refusal(self, headers: dict[str, str], scheme: str = "http") -> RequestError | None:
         host = headers.get("host")

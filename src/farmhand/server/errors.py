@@ -12,18 +12,21 @@ whose message says what to fix; only farmhand's own failures and its backends' a
     ToolServerError (an MCP server failed to start or answer)          -> 502
     anything else                                                      -> 500
 
-Each dialect renders the same (status, message, type, param, code) its own way: OpenAI's
-`{"error": {"message", "type", "param", "code"}}`, Ollama's `{"error": "message"}`,
-Anthropic's `{"type": "error", "error": {"type", "message"}}` (/v1/messages), and for /mcp
-and /a2a (refused before the MCP or A2A SDK sees the request) a JSON-RPC error object.
+Each dialect renders the same (status, message, type, param, code) its own way (its
+`dialects/<name>/errors.py`: OpenAI's `{"error": {"message", "type", "param", "code"}}`,
+Ollama's `{"error": "message"}`, Anthropic's `{"type": "error", "error": {"type",
+"message"}}`), and /mcp and /a2a (refused before the MCP or A2A SDK sees the request) answer
+a JSON-RPC error object (`mcp_body`). Which shape a path answers in is
+`dialect_registry.error_body_for_path`.
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
+from farmhand.dialects.api_error import ApiError, ErrorBody
+from farmhand.dialects.openai.errors import openai_body
 from farmhand.errors import (
     AuthError,
     BusyError,
@@ -41,18 +44,6 @@ from farmhand.errors import (
 from farmhand.server.json_response import JSONResponse
 
 log = logging.getLogger("farmhand.server")
-
-Dialect = Literal["openai", "ollama", "mcp", "anthropic"]
-
-
-@dataclass(frozen=True)
-class ApiError:
-    status: int
-    message: str
-    type: str
-    param: str | None = None
-    code: str | None = None
-
 
 # (exception class, status, OpenAI error type, code); the first match wins, so subclasses
 # come before their bases.
@@ -85,59 +76,16 @@ def api_error(exc: BaseException) -> ApiError:
     )
 
 
-def openai_body(error: ApiError) -> dict[str, Any]:
-    return {
-        "error": {
-            "message": error.message,
-            "type": error.type,
-            "param": error.param,
-            "code": error.code,
-        }
-    }
-
-
-def ollama_body(error: ApiError) -> dict[str, Any]:
-    return {"error": error.message}
-
-
 def mcp_body(error: ApiError) -> dict[str, Any]:
     # -32600 Invalid Request for every refusal: the request never reached the MCP server.
     return {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": error.message}}
 
 
-# Anthropic names its error types by status (docs: "Errors"); other 5xx are api_error.
-ANTHROPIC_TYPES = {
-    400: "invalid_request_error",
-    401: "authentication_error",
-    403: "permission_error",
-    404: "not_found_error",
-    413: "request_too_large",
-    429: "rate_limit_error",
-    503: "overloaded_error",
-}
-
-
-def anthropic_body(error: ApiError) -> dict[str, Any]:
-    kind = ANTHROPIC_TYPES.get(error.status)
-    if kind is None:
-        kind = "api_error" if error.status >= 500 else "invalid_request_error"
-    return {"type": "error", "error": {"type": kind, "message": error.message}}
-
-
-def error_body(error: ApiError, dialect: Dialect) -> dict[str, Any]:
-    if dialect == "anthropic":
-        return anthropic_body(error)
-    if dialect == "ollama":
-        return ollama_body(error)
-    return mcp_body(error) if dialect == "mcp" else openai_body(error)
-
-
-def error_response(exc: BaseException, dialect: Dialect = "openai") -> JSONResponse:
-    """The HTTP response for `exc` in `dialect`'s error shape."""
+def error_response(exc: BaseException, error_body: ErrorBody = openai_body) -> JSONResponse:
+    """The HTTP response for `exc`, its body in a dialect's error shape (OpenAI's unless
+    told)."""
     error = api_error(exc)
-    return JSONResponse(
-        error_body(error, dialect), status_code=error.status, headers=error_headers(exc)
-    )
+    return JSONResponse(error_body(error), status_code=error.status, headers=error_headers(exc))
 
 
 def error_headers(exc: BaseException) -> dict[str, str] | None:
@@ -148,15 +96,3 @@ def error_headers(exc: BaseException) -> dict[str, str] | None:
     if isinstance(exc, AuthError):
         return {"WWW-Authenticate": "Bearer"}
     return None
-
-
-def dialect_for_path(path: str) -> Dialect:
-    """Ollama's paths live under /api, MCP's at /mcp, Anthropic's at /v1/messages, A2A's
-    JSON-RPC at /a2a (answered like /mcp's); everything else answers in OpenAI's shape."""
-    if path == "/a2a":
-        return "mcp"
-    if path == "/v1/messages" or path.startswith("/v1/messages/"):
-        return "anthropic"
-    if path == "/api" or path.startswith("/api/"):
-        return "ollama"
-    return "mcp" if path == "/mcp" or path.startswith("/mcp/") else "openai"

@@ -18,6 +18,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
+from farmhand.dialects.ollama.errors import ollama_body
 from farmhand.errors import FarmhandError
 from farmhand.server.errors import error_response
 from farmhand.server.json_response import JSONResponse
@@ -57,7 +58,7 @@ async def report(request: Request) -> Response:
             .read(request.path_params["name"], query.get("expires", ""), query.get("signature", ""))
         )
     except FarmhandError as exc:
-        return error_response(exc, "ollama")
+        return error_response(exc, ollama_body)
     styles = " ".join(f"'{digest}'" for digest in found.style_hashes) or "'none'"
     policy = (
         f"default-src 'none'; style-src {styles}; base-uri 'none'; form-action 'none';"

@@ -6,7 +6,7 @@ and `/api/generate` (`ollama_generate_api.py`) are registered with these.
 Every chat is a task (`tasks.py`): its id and status ride on every response line.
 `message.tool_calls` holds the calls the client must run itself (its own `tools`); for a
 client with no tools of its own, the final message lists there the MCP calls farmhand ran,
-marked `executed` (`dialects/ollama_chat.py` says why). What those calls returned is in
+marked `executed` (`dialects/ollama/chat.py` says why). What those calls returned is in
 `tool_results` when the request asks for it with `include_tool_results`.
 
 A streamed chat is `server.streaming`'s NDJSON: a failure before the first line is still an
@@ -25,14 +25,15 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from farmhand.config.models import ModelConfig
-from farmhand.dialects.ollama_chat import (
+from farmhand.dialects.ollama.chat import (
     ChatBody,
     ChatLines,
     ToolSearchBody,
     chat_request,
     loaded_line,
 )
-from farmhand.dialects.ollama_common import parse_body
+from farmhand.dialects.ollama.common import parse_body
+from farmhand.dialects.ollama.errors import ollama_body
 from farmhand.errors import RequestError
 from farmhand.runtime.events import LoopFinished, ReasoningChunk, TextChunk
 from farmhand.server import ollama_generate_api, ollama_models_api
@@ -80,7 +81,7 @@ async def chat(request: Request) -> Response:
         if body.task_id is not None:
             _check_not_running(state, body.task_id)
     except Exception as exc:
-        return error_response(exc, "ollama")
+        return error_response(exc, ollama_body)
     run = _Run(state, body, chat, model)
     if body.stream:
         return EventStream(
@@ -189,7 +190,7 @@ async def list_tools(request: Request) -> Response:
     try:
         found = await search_tools(state, model=request.query_params.get("model"))
     except Exception as exc:
-        return error_response(exc, "ollama")
+        return error_response(exc, ollama_body)
     body = found.to_json()
     del body["pattern"]  # Ollama's listing has none
     return JSONResponse(body)
@@ -204,7 +205,7 @@ async def search_tools_route(request: Request) -> Response:
             state, body.pattern, model=body.model, requested=requested, context=body.context
         )
     except Exception as exc:
-        return error_response(exc, "ollama")
+        return error_response(exc, ollama_body)
     return JSONResponse(found.to_json(body.limit))
 
 
@@ -217,7 +218,7 @@ async def get_task(request: Request) -> Response:
     if task is None:
         return error_response(
             RequestError(f"task {task_id!r} not found; task ids come from /api/chat", status=404),
-            "ollama",
+            ollama_body,
         )
     return JSONResponse(task.to_json())
 

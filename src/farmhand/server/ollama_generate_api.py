@@ -12,9 +12,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from farmhand.dialects.ollama_common import parse_body
-from farmhand.dialects.ollama_generate import GenerateBody, GenerateLines, generate_request
-from farmhand.dialects.ollama_template import TemplateLimits
+from farmhand.dialects.ollama.common import parse_body
+from farmhand.dialects.ollama.errors import ollama_body
+from farmhand.dialects.ollama.generate import GenerateBody, GenerateLines, generate_request
+from farmhand.dialects.ollama.template import TemplateLimits
 from farmhand.errors import LoopError
 from farmhand.messages import Finish, ReasoningDelta, TextDelta
 from farmhand.server.errors import api_error, error_response
@@ -51,19 +52,19 @@ async def generate_route(request: Request) -> Response:
             models.keep_loaded(state, model, keep_alive)
             return JSONResponse(lines.loaded("load"))
     except Exception as exc:
-        return error_response(exc, "ollama")
+        return error_response(exc, ollama_body)
     run = _Generate(state, wanted, lines, lambda: models.keep_loaded(state, model, keep_alive))
     if body.stream:
         return EventStream(
             run.lines,
             form="ndjson",
-            error_response=lambda exc: error_response(exc, "ollama"),
+            error_response=lambda exc: error_response(exc, ollama_body),
             error_items=lambda exc: [{"error": api_error(exc).message}],
         )
     try:
         return JSONResponse(await run.whole())
     except Exception as exc:
-        return error_response(exc, "ollama")
+        return error_response(exc, ollama_body)
 
 
 class _Generate:

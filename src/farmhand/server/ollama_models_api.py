@@ -14,8 +14,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from farmhand.dialects.ollama_common import keep_alive_seconds, parse_body
-from farmhand.dialects.ollama_models import (
+from farmhand.dialects.ollama.common import keep_alive_seconds, parse_body
+from farmhand.dialects.ollama.errors import ollama_body
+from farmhand.dialects.ollama.models import (
     EmbedBody,
     EmbeddingsBody,
     PullBody,
@@ -50,7 +51,7 @@ async def tags_route(request: Request) -> Response:
     try:
         listed = await models.list_models(service_state(request))
     except Exception as exc:
-        return error_response(exc, "ollama")
+        return error_response(exc, ollama_body)
     return JSONResponse({"models": [tag(facts) for facts in listed]})
 
 
@@ -60,7 +61,7 @@ async def show_route(request: Request) -> Response:
         facts = await models.describe(service_state(request), body.model_name())
         metadata = await models.verbose_metadata(facts) if body.verbose else None
     except Exception as exc:
-        return error_response(exc, "ollama")
+        return error_response(exc, ollama_body)
     return JSONResponse(show(facts, metadata))
 
 
@@ -68,7 +69,7 @@ async def ps_route(request: Request) -> Response:
     try:
         loaded = await models.running(service_state(request))
     except Exception as exc:
-        return error_response(exc, "ollama")
+        return error_response(exc, ollama_body)
     return JSONResponse({"models": [running(model) for model in loaded]})
 
 
@@ -82,7 +83,7 @@ async def embed_route(request: Request) -> Response:
         vectors = [shortened(v, body.dimensions) for v in done.vectors]
         models.keep_loaded(state, state.model_config(name), keep_alive_seconds(body.keep_alive))
     except Exception as exc:
-        return error_response(exc, "ollama")
+        return error_response(exc, ollama_body)
     return JSONResponse(
         {
             "model": name,
@@ -106,7 +107,7 @@ async def embeddings_route(request: Request) -> Response:
         done = await models.embed(state, name, texts, truncate=True, normalize=False)
         models.keep_loaded(state, state.model_config(name), keep_alive)
     except Exception as exc:
-        return error_response(exc, "ollama")
+        return error_response(exc, ollama_body)
     return JSONResponse({"embedding": done.vectors[0] if done.vectors else []})
 
 
@@ -120,12 +121,12 @@ async def pull_route(request: Request) -> Response:
         pull.admit_pull(state, host)
         pull.catalog_model(name)
     except Exception as exc:
-        return error_response(exc, "ollama")
+        return error_response(exc, ollama_body)
     if body.stream:
         return EventStream(
             lambda: _lines(pull.pull(state, name, host)),
             form="ndjson",
-            error_response=lambda exc: error_response(exc, "ollama"),
+            error_response=lambda exc: error_response(exc, ollama_body),
             error_items=lambda exc: [{"error": api_error(exc).message}],
         )
     steps: list[PullStep] = []
@@ -133,7 +134,7 @@ async def pull_route(request: Request) -> Response:
         async with aclosing(pull.pull(state, name, host)) as pulling:
             steps.extend([step async for step in pulling])
     except Exception as exc:
-        return error_response(exc, "ollama")
+        return error_response(exc, ollama_body)
     return JSONResponse(pull_line(steps[-1]))
 
 

@@ -1,6 +1,6 @@
 """OpenAI Chat Completions over HTTP: `POST /v1/chat/completions` (SSE streaming and not),
-`GET /v1/models`. The wire shapes are `dialects.openai_chat` (request) and
-`dialects.openai_completion` (response); the chat is the service's.
+`GET /v1/models`. The wire shapes are `dialects.openai.chat` (request) and
+`dialects.openai.completion` (response); the chat is the service's.
 """
 
 from __future__ import annotations
@@ -13,10 +13,11 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from farmhand.dialects.openai_chat import OpenAIChat, parse_chat
-from farmhand.dialects.openai_completion import ChunkRenderer, completion_body
+from farmhand.dialects.openai.chat import OpenAIChat, parse_chat
+from farmhand.dialects.openai.completion import ChunkRenderer, completion_body
+from farmhand.dialects.openai.errors import openai_body
 from farmhand.errors import FarmhandError, UnknownModelError
-from farmhand.server.errors import api_error, error_response, openai_body
+from farmhand.server.errors import api_error, error_response
 from farmhand.server.json_body import json_object
 from farmhand.server.json_response import JSONResponse
 from farmhand.server.route_state import service_state

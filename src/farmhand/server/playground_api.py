@@ -19,7 +19,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from farmhand.dialects.responses_questions import ACTIONS, question_item
+from farmhand.dialects.ollama.errors import ollama_body
+from farmhand.dialects.responses.questions import ACTIONS, question_item
 from farmhand.errors import AnswerError, FarmhandError, RequestError
 from farmhand.runtime.events import InputRequested
 from farmhand.server import playground_files
@@ -89,7 +90,7 @@ async def call(request: Request) -> Response:
         started = start_hand_call(state, server, tool, arguments, approved)
         return _outcome(started, await read_hand_call(state, started))
     except FarmhandError as exc:
-        return error_response(exc, "ollama")
+        return error_response(exc, ollama_body)
 
 
 async def answer(request: Request) -> Response:
@@ -100,9 +101,9 @@ async def answer(request: Request) -> Response:
         return _outcome(going_on, await read_hand_call(state, going_on))
     except AnswerError as exc:  # the question stays open unless it is unknown
         refusal = RequestError(str(exc), param="question_id", status=404 if exc.unknown else 400)
-        return error_response(refusal, "ollama")
+        return error_response(refusal, ollama_body)
     except FarmhandError as exc:
-        return error_response(exc, "ollama")
+        return error_response(exc, ollama_body)
 
 
 def _outcome(call: HandCall, outcome: HandOutcome) -> Response:
@@ -162,6 +163,6 @@ async def conversations(request: Request) -> Response:
         refusal = RequestError(
             f"limit must be a number from 1 to {MAX_CONVERSATIONS}", param="limit"
         )
-        return error_response(refusal, "ollama")
+        return error_response(refusal, ollama_body)
     found = service_state(request).response_store().conversations(int(raw))
     return JSONResponse({"conversations": found})

@@ -23,7 +23,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from farmhand.dialects.openai_chat import parse_chat
+from farmhand.dialects.openai.chat import parse_chat
 from farmhand.errors import FarmhandError, RequestError
 from farmhand.server import openai_api
 from farmhand.server.errors import error_response

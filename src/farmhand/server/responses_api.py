@@ -1,7 +1,7 @@
 """OpenAI Responses over HTTP: `POST /v1/responses` (SSE streaming and not),
 `GET` / `DELETE /v1/responses/{id}` and `GET /v1/responses/{id}/input_items` for stored
-responses. The wire shapes are `dialects.responses_request` / `responses_items` (request)
-and `dialects.responses_render` (response); the chat is the service's
+responses. The wire shapes are `dialects.responses.request` / `.items` (request)
+and `dialects.responses.render` (response); the chat is the service's
 (`service.mcp_chat`, which runs the request's `mcp` tools), the store
 `service.responses_store`.
 """
@@ -16,10 +16,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from farmhand.dialects.responses_items import Conversation, chat_request, read_conversation
-from farmhand.dialects.responses_references import resolve_references
-from farmhand.dialects.responses_render import ResponseBuilder
-from farmhand.dialects.responses_request import ResponsesRequest, parse_responses, with_item_ids
+from farmhand.dialects.responses.items import Conversation, chat_request, read_conversation
+from farmhand.dialects.responses.references import resolve_references
+from farmhand.dialects.responses.render import ResponseBuilder
+from farmhand.dialects.responses.request import ResponsesRequest, parse_responses, with_item_ids
 from farmhand.errors import AnswerError, FarmhandError, RequestError
 from farmhand.server.errors import api_error, error_response
 from farmhand.server.json_body import json_object

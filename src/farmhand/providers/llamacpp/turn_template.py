@@ -16,13 +16,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from farmhand.generation.template_kwargs import render_variables
 from farmhand.messages import Message
 from farmhand.parsing.registry import detect_family, resolve_family
 from farmhand.prompting.template_tools import builtin_tools_of
 from farmhand.prompting.templates import render_chat_template
 from farmhand.providers.llamacpp.generic_tools import generic_family, generic_history, tools_block
 from farmhand.providers.prompt_based import with_tools_block
-from farmhand.providers.template_kwargs import render_variables
 from farmhand.tools.definition import ToolDefinition
 
 log = logging.getLogger(__name__)

@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import Field
 
-from farmhand.dialects.ollama_common import OllamaBody, Options, keep_alive_seconds
+from farmhand.dialects.ollama.common import OllamaBody, Options, keep_alive_seconds
 from farmhand.errors import RequestError
 from farmhand.service.models import ModelFacts, RunningModel
 from farmhand.service.pull import PullStep

@@ -2,8 +2,8 @@
 
 Function tools in Responses' flat shape (`{"type": "function", "name", "parameters",
 "strict"}`; the Chat Completions nesting is read too), custom tools (free-text input,
-offered as a function: `dialects.responses_custom`), the functions and custom tools
-inside a `namespace` tool (Codex sends one), and `mcp` tools (`dialects.responses_mcp`).
+offered as a function: `custom.py`), the functions and custom tools
+inside a `namespace` tool (Codex sends one), and `mcp` tools (`mcp.py`).
 Hosted tools farmhand cannot run (`web_search`, `file_search`, `code_interpreter`,
 `computer_use_preview`, `image_generation`, `local_shell`, ...) are left out and named,
 for the response's `farmhand.ignored_tools`: clients such as Codex always send some.
@@ -15,8 +15,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from farmhand.dialects.responses_custom import custom_tool
-from farmhand.dialects.responses_mcp import parse_mcp_tool
+from farmhand.dialects.responses.custom import custom_tool
+from farmhand.dialects.responses.mcp import parse_mcp_tool
 from farmhand.errors import RequestError
 from farmhand.service.mcp_tools import McpTool
 from farmhand.tools.choice import AUTO, NONE, REQUIRED, ToolChoice

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from farmhand.config.models import format_path
 from farmhand.dialects.fields import LARGEST_INTEGER, json_schema
 from farmhand.errors import RequestError
-from farmhand.providers.base import GenerationSettings, ResponseFormat
+from farmhand.generation.settings import GenerationSettings, ResponseFormat
 
 FOREVER = math.inf
 A_CENTURY = 100 * 365 * 24 * 3600.0

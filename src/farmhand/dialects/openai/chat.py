@@ -5,7 +5,7 @@ Besides OpenAI's own fields it takes farmhand's extensions: `mcp_servers`, `tool
 `max_tool_rounds`, `tool_timeout` (milliseconds, as in Ollama's MCP API), `jit_tools`,
 `jit_max_tools`, `jit_connect_eager`, `include_tool_results`; and llama-server's
 `chat_template_kwargs` (variables for the embedded model's chat template; a request's own
-`chat_template` is refused: see `providers/template_kwargs.py`).
+`chat_template` is refused: see `generation/template_kwargs.py`).
 
 `response_format` (`text`, `json_object`, or `json_schema` with its `name`, `schema` and
 `strict`) is the answer's shape, `GenerationSettings.response_format`, as the Responses
@@ -23,9 +23,9 @@ from typing import Any
 from farmhand.dialects.fields import LARGEST_TIMEOUT_MS, flag, integer, json_schema, number
 from farmhand.dialects.strict_json import strict_loads
 from farmhand.errors import ConfigError, RequestError
+from farmhand.generation.settings import GenerationSettings, ResponseFormat
+from farmhand.generation.template_kwargs import request_template_kwargs
 from farmhand.messages import Message, ToolCall
-from farmhand.providers.base import GenerationSettings, ResponseFormat
-from farmhand.providers.template_kwargs import request_template_kwargs
 from farmhand.service.chat import ChatRequest
 from farmhand.service.mcp_servers import parse_mcp_servers
 from farmhand.tools.choice import AUTO, ToolChoice

@@ -15,7 +15,7 @@ import secrets
 import time
 from typing import Any
 
-from farmhand.dialects.openai_chat import OpenAIChat
+from farmhand.dialects.openai.chat import OpenAIChat
 from farmhand.messages import ToolCall
 from farmhand.runtime.events import (
     LoopEvent,

@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import Field
 
-from farmhand.dialects.ollama_common import (
+from farmhand.dialects.ollama.common import (
     OllamaBody,
     Options,
     keep_alive_seconds,
@@ -22,7 +22,7 @@ from farmhand.dialects.ollama_common import (
     response_format,
     think_flag,
 )
-from farmhand.dialects.ollama_template import DEFAULT_LIMITS, TemplateLimits, render_go_template
+from farmhand.dialects.ollama.template import DEFAULT_LIMITS, TemplateLimits, render_go_template
 from farmhand.errors import RequestError
 from farmhand.messages import Finish
 from farmhand.service.generate import GenerateRequest

@@ -25,7 +25,7 @@ non-streamed answer is the same builder's final `response()`:
     response.completed (or response.incomplete when max_output_tokens cut the answer)
 
 A question the chat pauses on (`InputRequested`) is the last item: output_item.added,
-output_item.done, then response.completed (`dialects.responses_questions`).
+output_item.done, then response.completed (`questions.py`).
 """
 
 from __future__ import annotations
@@ -33,15 +33,15 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from farmhand.dialects.responses_custom import call_input, streamed_input
-from farmhand.dialects.responses_mcp import (
+from farmhand.dialects.responses.custom import call_input, streamed_input
+from farmhand.dialects.responses.mcp import (
     approval_request_item,
     complete_mcp_call,
     list_tools_item,
     mcp_call_item,
 )
-from farmhand.dialects.responses_questions import question_item
-from farmhand.dialects.responses_request import ResponsesRequest, new_id
+from farmhand.dialects.responses.questions import question_item
+from farmhand.dialects.responses.request import ResponsesRequest, new_id
 from farmhand.messages import ToolCall, ToolResult
 from farmhand.runtime.events import (
     InputRequested,

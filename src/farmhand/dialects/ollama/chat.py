@@ -26,7 +26,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from farmhand.dialects.fields import LARGEST_INTEGER, LARGEST_TIMEOUT_MS
-from farmhand.dialects.ollama_common import (
+from farmhand.dialects.ollama.common import (
     OllamaBody,
     Options,
     keep_alive_seconds,
@@ -35,8 +35,8 @@ from farmhand.dialects.ollama_common import (
     think_flag,
 )
 from farmhand.errors import ConfigError, RequestError
+from farmhand.generation.template_kwargs import request_template_kwargs
 from farmhand.messages import Message, ToolCall, new_call_id
-from farmhand.providers.template_kwargs import request_template_kwargs
 from farmhand.runtime.events import LoopFinished
 from farmhand.service.chat import ChatRequest
 from farmhand.service.mcp_servers import parse_mcp_servers
@@ -81,7 +81,7 @@ class ChatBody(OllamaBody):
     options: Options | None = None
     format: Any = None
     think: Any = None
-    chat_template: Any = None  # refused: see providers/template_kwargs.py
+    chat_template: Any = None  # refused: see generation/template_kwargs.py
     chat_template_kwargs: Any = None
     keep_alive: Any = None
     mcp_servers: list[Any] | None = None

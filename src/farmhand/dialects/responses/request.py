@@ -1,9 +1,9 @@
 """An OpenAI Responses request body (`POST /v1/responses`) -> a `ResponsesRequest`, or a
 RequestError saying what to fix (400, `param` naming the field).
 
-The tools and tool_choice are read by `dialects.responses_tools`; the input items by
-`dialects.responses_items`, once the conversation they continue is known; item_reference
-items are resolved first (`responses_references.resolve_references`). A JSON
+The tools and tool_choice are read by `tools.py`; the input items by
+`items.py`, once the conversation they continue is known; item_reference
+items are resolved first (`references.resolve_references`). A JSON
 `text.format` (`json_schema` or `json_object`) is the answer's shape
 (`GenerationSettings.response_format`, as Ollama's `format` is). What farmhand reads but
 cannot honour (a custom tool's grammar) is noted in the response's `farmhand.notes`;
@@ -19,10 +19,10 @@ from typing import Any
 
 from farmhand.config.models import McpServerConfig
 from farmhand.dialects.fields import flag, integer, json_schema, number
-from farmhand.dialects.responses_tools import RequestTools, as_list, read_tools, tool_choice
+from farmhand.dialects.responses.tools import RequestTools, as_list, read_tools, tool_choice
 from farmhand.errors import RequestError
-from farmhand.providers.base import GenerationSettings, ResponseFormat
-from farmhand.providers.template_kwargs import request_template_kwargs
+from farmhand.generation.settings import GenerationSettings, ResponseFormat
+from farmhand.generation.template_kwargs import request_template_kwargs
 from farmhand.service.mcp_servers import parse_mcp_servers
 from farmhand.tools.preview import preview
 

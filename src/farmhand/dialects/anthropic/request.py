@@ -10,7 +10,7 @@ What maps where:
     mcp_tool_use / mcp_tool_result (an earlier answer)     a call and its result, as history
     tools (input_schema; bash_*/text_editor_*), tool_choice client tools, GenerationSettings
                                                            (server tools left out:
-                                                           `anthropic_tools`)
+                                                           `tools.py`)
     mcp_servers (the MCP connector)                        servers through the request policy
     max_tokens (required), stop_sequences, temperature,
     top_p, top_k                                           GenerationSettings
@@ -24,11 +24,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from farmhand.dialects.anthropic_content import conversation, system_messages
-from farmhand.dialects.anthropic_tools import read_tools
+from farmhand.dialects.anthropic.content import conversation, system_messages
+from farmhand.dialects.anthropic.tools import read_tools
 from farmhand.dialects.fields import integer, number
 from farmhand.errors import ConfigError, RequestError
-from farmhand.providers.base import GenerationSettings
+from farmhand.generation.settings import GenerationSettings
 from farmhand.service.chat import ChatRequest
 from farmhand.service.mcp_servers import parse_mcp_servers
 from farmhand.tools.choice import AUTO, ToolChoice
@@ -47,7 +47,7 @@ class AnthropicChat:
     model: str
     stream: bool
     ignored_tools: tuple[str, ...] = ()
-    """Server tools the request sent that farmhand cannot run (`anthropic_tools`)."""
+    """Server tools the request sent that farmhand cannot run (`tools.py`)."""
 
 
 def parse_messages(body: dict[str, Any], *, counting: bool = False) -> AnthropicChat:

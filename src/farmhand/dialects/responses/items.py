@@ -14,11 +14,11 @@ messages, and the approvals the request answers.
     mcp_approval_response                          -> run it (approve) or say it was denied
     mcp_approval_request / _response, mcp_elicitation_request / _response with a
         question's id ("ask_...")                  -> the answers a paused chat waits on
-                                                      (`responses_questions`); old: skipped
+                                                      (`questions.py`); old: skipped
     additional_tools                               -> tools (read with the request's tools)
     item_reference                                 -> the stored item it names, put in its
                                                       place before this reads the input
-                                                      (`responses_references`)
+                                                      (`references.py`)
 
 Items of hosted tools farmhand never runs (web_search_call, computer_call, ...) are
 skipped; anything else is a 400 naming the item.
@@ -31,14 +31,14 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from farmhand.dialects.responses_custom import as_call
-from farmhand.dialects.responses_questions import (
+from farmhand.dialects.responses.custom import as_call
+from farmhand.dialects.responses.questions import (
     QuestionAnswer,
     approval_answer,
     elicitation_answer,
     is_question_id,
 )
-from farmhand.dialects.responses_request import ResponsesRequest
+from farmhand.dialects.responses.request import ResponsesRequest
 from farmhand.errors import RequestError
 from farmhand.messages import Message, ToolCall
 from farmhand.service.chat import ChatRequest
