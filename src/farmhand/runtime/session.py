@@ -10,9 +10,9 @@ from pathlib import Path
 
 import anyio
 
-from farmhand.config.chat_template import with_template_file
 from farmhand.config.limits import SavedResultsConfig
 from farmhand.config.models import FarmhandConfig, McpServerConfig, ModelConfig
+from farmhand.config.template_files import with_template_file
 from farmhand.errors import UnknownToolError
 from farmhand.messages import Message
 from farmhand.providers.base import Provider

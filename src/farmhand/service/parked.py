@@ -36,7 +36,7 @@ from farmhand.runtime.questions import PendingAnswers, QuestionRelay
 from farmhand.service.mcp_events import ChatEvent, McpChatEvent
 from farmhand.toolsets.mcp.elicitation import Action, Answer, Asker
 
-__all__ = ["ANSWERS", "ChatEvent", "ChatFactory", "ChatRunner", "RunningChat"]
+__all__ = ["ANSWERS", "ChatEvent", "ChatFactory", "ChatRunner", "HandCall", "RunningChat"]
 
 ANSWERS: dict[str, Action] = {"accept": "accept", "decline": "decline", "cancel": "cancel"}
 
@@ -58,6 +58,16 @@ class RunningChat:
     parked_on: str | None = None
     """The question it waits on while no request reads it."""
     finished: bool = False
+
+
+@dataclass(frozen=True)
+class HandCall:
+    """A tool called by hand (the playground's tool form, `service.hand_call`) running in
+    the service's runner, and what it calls."""
+
+    running: RunningChat
+    server: str
+    tool: str
 
 
 class ChatRunner:
