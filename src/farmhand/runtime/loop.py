@@ -106,8 +106,8 @@ async def run_loop(
     calls returned).
 
     A call an approval gate holds for the caller (`toolsets.mcp.approval.ApprovalRequired`)
-    does not run: the loop ends after its round, stop_reason "client_tool_calls", with it
-    in `LoopFinished.held_calls`.
+    does not run (it has its ToolCallStarted, and no ToolCallFinished): the loop ends after
+    its round, stop_reason "client_tool_calls", with it in `LoopFinished.held_calls`.
 
     Every call of a turn runs; see `_execute_all` for which run concurrently. The history
     the model sees carries results cut to the toolsets' size budget, while
