@@ -9,13 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from farmhand.config.chat_template import (
-    chat_template_text,
-    serve_with_template_file,
-    with_template_file,
-)
+from farmhand.config.chat_template import chat_template_text
 from farmhand.config.loader import OutsideRules, load_config, parse_config
 from farmhand.config.models import FarmhandConfig, ModelConfig, default_config
+from farmhand.config.template_files import serve_with_template_file, with_template_file
 from farmhand.errors import ConfigError
 
 TEMPLATE = "{% for m in messages %}{{ m.content }}{% endfor %}"

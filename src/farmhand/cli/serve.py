@@ -21,8 +21,8 @@ from farmhand.cli.common import (
     quiet_logging,
     user_errors,
 )
-from farmhand.config.chat_template import serve_with_template_file
 from farmhand.config.loader import describe_source
+from farmhand.config.template_files import serve_with_template_file
 from farmhand.server.auth import API_KEYS_VARIABLE, api_keys_from_env
 
 DEFAULT_HOST = "127.0.0.1"

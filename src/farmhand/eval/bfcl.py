@@ -36,7 +36,7 @@ from importlib import resources
 from typing import Any
 
 from farmhand.errors import ConfigError
-from farmhand.eval.suite import EvalCase, ExpectedCall, Suite
+from farmhand.eval.cases import EvalCase, ExpectedCall, Suite
 from farmhand.messages import Message, ToolCall
 from farmhand.tools.definition import ToolDefinition
 

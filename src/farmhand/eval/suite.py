@@ -31,18 +31,19 @@ Errors name the file, the line and what to fix; a suite that loads is runnable.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from farmhand.errors import ConfigError
+from farmhand.eval.cases import EvalCase, ExpectedCall, Suite
 from farmhand.messages import Message, ToolCall
-from farmhand.tools.choice import AUTO, ToolChoice
 from farmhand.tools.definition import ToolDefinition
 from farmhand.tools.formats import tool_choice_from_openai
 from farmhand.tools.loading import load_tools
+
+__all__ = ["BUILTIN", "EvalCase", "ExpectedCall", "Suite", "load_suite", "parse_suite"]
 
 BUILTIN = "builtin"
 _CASE_KEYS = {
@@ -52,67 +53,10 @@ _CASE_KEYS = {
 _CALL_KEYS = {"name", "arguments", "allow_extra"}
 
 
-@dataclass(frozen=True)
-class ExpectedCall:
-    """One call the turn must make. `arguments`: name -> acceptable values (None: may be
-    left out)."""
-
-    name: str
-    arguments: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
-    allow_extra: bool = False
-
-
-@dataclass(frozen=True)
-class EvalCase:
-    id: str
-    category: str
-    messages: tuple[Message, ...]
-    tools: tuple[ToolDefinition, ...]
-    expected: tuple[ExpectedCall, ...]  # empty: the turn must answer without calling
-    answer_contains: tuple[str, ...] = ()
-    tool_choice: ToolChoice = AUTO
-    # Decides whether the calls are right, instead of matching `expected` (BFCL's checker);
-    # returns None for right, else what is wrong.
-    judge: Callable[[Sequence[ToolCall]], str | None] | None = field(default=None, compare=False)
-
-    @property
-    def expects_call(self) -> bool:
-        return bool(self.expected)
-
-
-@dataclass(frozen=True)
-class Suite:
-    name: str
-    cases: tuple[EvalCase, ...]
-
-    @property
-    def categories(self) -> list[str]:
-        return list(dict.fromkeys(case.category for case in self.cases))
-
-    def select(self, categories: Sequence[str] = (), limit: int | None = None) -> Suite:
-        """Only the cases of `categories` (all when empty), at most `limit` per category."""
-        unknown = [c for c in categories if c not in self.categories]
-        if unknown:
-            raise ConfigError(
-                f"suite {self.name} has no category {', '.join(map(repr, unknown))};"
-                f" its categories: {', '.join(self.categories)}"
-            )
-        kept: list[EvalCase] = []
-        counts: dict[str, int] = {}
-        for case in self.cases:
-            if categories and case.category not in categories:
-                continue
-            if limit is not None and counts.get(case.category, 0) >= limit:
-                continue
-            counts[case.category] = counts.get(case.category, 0) + 1
-            kept.append(case)
-        return Suite(self.name, tuple(kept))
-
-
 def load_suite(source: str) -> Suite:
     """`builtin` (the suite farmhand ships), `bfcl:...` (`eval/bfcl.py`), or a JSONL file."""
     if source.startswith("bfcl:"):
-        from farmhand.eval.bfcl import load_bfcl  # bfcl builds on this module's cases
+        from farmhand.eval.bfcl import load_bfcl  # loads the BFCL files only when asked
 
         return load_bfcl(source.removeprefix("bfcl:"))
     if source == BUILTIN:

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 from farmhand.errors import ProviderError
 from farmhand.messages import ToolCall, new_call_id
 
-if TYPE_CHECKING:  # backend_http words its failures with these functions
-    from farmhand.providers.backend_http import FailureKind, Timeouts, TransportError
+if TYPE_CHECKING:
+    from farmhand.providers.backend_transport import FailureKind, Timeouts, TransportError
 
 SHOWN = 200
 """Characters of a bad line or body quoted in an error message."""

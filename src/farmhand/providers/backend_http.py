@@ -25,8 +25,7 @@ import asyncio
 from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from contextlib import aclosing, asynccontextmanager
-from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 import aiohttp
 import anyio
@@ -40,13 +39,10 @@ from farmhand.providers.backend_errors import (
     transport_error,
     transport_message,
 )
+from farmhand.providers.backend_transport import Timeouts, TransportError
 from farmhand.providers.base import GenerationSettings
 from farmhand.providers.names import ToolNameMap
 from farmhand.tools.definition import ToolDefinition
-
-FailureKind = Literal[
-    "connect", "connect_timeout", "read_timeout", "closed", "broke_off", "invalid_url", "other"
-]
 
 # Connecting should be quick even when generating is not: an unreachable host should not
 # hang for the whole generation timeout.
@@ -54,22 +50,6 @@ MAX_CONNECT_TIMEOUT = 30.0
 DRAIN_SECONDS = 2.0
 """How long to read on after the answer is complete, so the connection can be reused; a
 server that keeps the body open after `[DONE]` only costs this wait."""
-
-
-class TransportError(Exception):
-    """The request failed before or while its answer arrived."""
-
-    def __init__(self, kind: FailureKind, detail: str) -> None:
-        super().__init__(detail)
-        self.kind = kind
-        self.detail = detail
-
-
-@dataclass(frozen=True)
-class Timeouts:
-    read: float
-    """Seconds the server may stay silent (between chunks, or before the first)."""
-    connect: float
 
 
 class Answer:

@@ -47,15 +47,20 @@ class ToolCallStarted:
 
 @dataclass(frozen=True)
 class ToolCallFinished:
+    """A call ran: `result` as the model sees it; `full` as the tool returned it (longer
+    when the result was cut to the size budget; None from callers that do not say)."""
+
     call: ToolCall
     result: ToolResult
+    full: ToolResult | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
 class InputRequested:
     """A tool call waits for the user: its server asks a question (elicitation) or the
-    call needs approval. Answer with `PendingAnswers.answer(id, ...)` (runtime/questions.py);
-    until then, or until the answer times out (a decline), the call stands still.
+    call needs approval (an `ApprovalGate` asking its approver). Answer with
+    `PendingAnswers.answer(id, ...)` (runtime/questions.py); until then, or until the
+    answer times out (a decline), the call stands still.
 
     Not yielded by `run_loop` itself: `QuestionRelay.run` merges it into the loop's events."""
 
@@ -77,9 +82,11 @@ class LoopFinished:
     """The loop is done. `answer` is the last turn's text; `messages` the whole history.
 
     `pending_calls` holds calls the caller must run itself (inline tools farmhand cannot
-    execute) when `stop_reason` is "client_tool_calls". `stop_sequence` is the request's
-    stop string that ended the last turn (stop_reason "stop"), where the provider can tell
-    (`Finish.stop_sequence`).
+    execute) when `stop_reason` is "client_tool_calls"; `held_calls` (same stop_reason)
+    calls an approval gate without an approver held for the caller to decide on
+    (`toolsets.mcp.approval`): they are in the last assistant message, without results.
+    `stop_sequence` is the request's stop string that ended the last turn (stop_reason
+    "stop"), where the provider can tell (`Finish.stop_sequence`).
     """
 
     answer: str
@@ -90,6 +97,7 @@ class LoopFinished:
     tool_calls: tuple[ToolCallRecord, ...] = ()
     pending_calls: tuple[ToolCall, ...] = field(default=())
     stop_sequence: str | None = None
+    held_calls: tuple[ToolCall, ...] = ()
 
 
 LoopEvent = (

@@ -13,6 +13,7 @@ from farmhand.messages import Message, ToolCall, ToolResult
 from farmhand.tools.definition import SEPARATOR, ToolDefinition, resolve_tool_name
 from farmhand.tools.schema import normalize_schema, validate_arguments
 from farmhand.toolsets.base import ConversationAware, Toolset
+from farmhand.toolsets.mcp.approval import ApprovalRequired
 
 log = logging.getLogger(__name__)
 
@@ -25,6 +26,9 @@ class Outcome(NamedTuple):
     full: ToolResult
     offers_tools: bool = False
     """The tool only made other tools available (`ToolOutput.offers_tools`)."""
+    held: bool = False
+    """The call did not run: an approval gate holds it for the caller (`ApprovalRequired`);
+    `result` is a placeholder the model never sees."""
 
 
 class ToolRouter:
@@ -126,6 +130,10 @@ class ToolRouter:
         except ToolError as exc:
             log.debug("tool call %s failed (%s) after %.0f ms", name, exc, _ms(started))
             return _same(ToolResult(call.id, name, f"Error: {exc}", is_error=True))
+        except ApprovalRequired as held:
+            log.debug("tool call %s held for approval", name)
+            placeholder = ToolResult(call.id, name, str(held), is_error=True)
+            return Outcome(placeholder, placeholder, held=True)
         log.debug(
             "tool call %s: %s in %.0f ms, %d characters",
             name,

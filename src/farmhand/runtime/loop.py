@@ -72,6 +72,7 @@ class _State:
         reason: StopReason,
         pending: Sequence[ToolCall] = (),
         stop_sequence: str | None = None,
+        held: Sequence[ToolCall] = (),
     ) -> LoopFinished:
         return LoopFinished(
             answer=answer,
@@ -82,6 +83,7 @@ class _State:
             messages=tuple(self.history),
             tool_calls=tuple(self.records),
             pending_calls=tuple(pending),
+            held_calls=tuple(held),
         )
 
 
@@ -92,12 +94,20 @@ async def run_loop(
     settings: GenerationSettings = DEFAULT_SETTINGS,
     *,
     max_tool_rounds: int = DEFAULT_MAX_TOOL_ROUNDS,
+    answer_when_spent: bool = False,
 ) -> AsyncGenerator[LoopEvent, None]:
     """Run the conversation until the model answers without calling tools.
 
     A round is one model turn whose tool calls were run. After `max_tool_rounds` rounds a
     turn that still calls tools is replaced by one answer turn without tools, and the loop
-    ends with stop_reason "round_limit".
+    ends with stop_reason "round_limit". With `answer_when_spent` the turn after the last
+    round is offered no tools at all (tool_choice none) and the loop ends "round_limit"
+    whatever it says (the Responses API's `mcp` tools: the model answers from what its
+    calls returned).
+
+    A call an approval gate holds for the caller (`toolsets.mcp.approval.ApprovalRequired`)
+    does not run (it has its ToolCallStarted, and no ToolCallFinished): the loop ends after
+    its round, stop_reason "client_tool_calls", with it in `LoopFinished.held_calls`.
 
     Every call of a turn runs; see `_execute_all` for which run concurrently. The history
     the model sees carries results cut to the toolsets' size budget, while
@@ -133,6 +143,11 @@ async def run_loop(
             # Small models shown their own calls write them again instead of answering.
             prompt = answer_turn(state.history)
             turn_settings = dataclasses.replace(settings, tool_choice=NONE)
+        spent = answer_when_spent and state.rounds >= max_tool_rounds
+        if spent:
+            tools, limit_hit = [], True
+            turn_settings = dataclasses.replace(settings, tool_choice=NONE)
+        no_calls = answer_only or spent
         writing: dict[int, ToolCallWriting] = {}  # the calls being written, by index
         # Closed here if our reader stops early: the embedded model is held until it ends.
         async with aclosing(provider.stream(prompt, tools, turn_settings)) as events:
@@ -142,12 +157,12 @@ async def run_loop(
                     yield TextChunk(event.text)
                 elif isinstance(event, ReasoningDelta):
                     yield ReasoningChunk(event.text)
-                elif isinstance(event, ToolCallDelta) and not answer_only:
+                elif isinstance(event, ToolCallDelta) and not no_calls:
                     if settings.parallel_tool_calls or event.index == 0:
                         piece = _writing(event, writing, router)
                         if piece is not None:
                             yield piece
-                elif isinstance(event, ToolCallEvent) and not answer_only:
+                elif isinstance(event, ToolCallEvent) and not no_calls:
                     turn.calls.append(router.check(event.call))
                 elif isinstance(event, Finish):
                     state.usage += event.usage
@@ -185,17 +200,21 @@ async def run_loop(
             yield ToolCallStarted(call)
         outcomes = dict(zip(map(id, fresh), await _execute_all(router, fresh), strict=True))
         state.offered_tools = bool(fresh) and all(o.offers_tools for o in outcomes.values())
+        held: list[ToolCall] = []
         for call in server_calls:
             outcome = outcomes.get(id(call))
             if outcome is None:
                 result = _repeat_result(call)
+            elif outcome.held:
+                held.append(call)
+                continue
             else:
                 result = outcome.result
                 state.records.append(ToolCallRecord(call, outcome.full))
-                yield ToolCallFinished(call, result)
+                yield ToolCallFinished(call, result, outcome.full)
             state.history.append(Message.tool(result))
-        if client_calls:
-            yield state.finished(turn.answer, "client_tool_calls", client_calls)
+        if client_calls or held:
+            yield state.finished(turn.answer, "client_tool_calls", client_calls, held=held)
             return
 
 

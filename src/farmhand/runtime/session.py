@@ -10,9 +10,9 @@ from pathlib import Path
 
 import anyio
 
-from farmhand.config.chat_template import with_template_file
 from farmhand.config.limits import SavedResultsConfig
 from farmhand.config.models import FarmhandConfig, McpServerConfig, ModelConfig
+from farmhand.config.template_files import with_template_file
 from farmhand.errors import UnknownToolError
 from farmhand.messages import Message
 from farmhand.providers.base import Provider
@@ -23,9 +23,10 @@ from farmhand.runtime.executor import ToolRouter
 from farmhand.tools.choice import ToolChoice
 from farmhand.tools.definition import ToolDefinition, resolve_tool_name
 from farmhand.toolsets.base import Toolset
+from farmhand.toolsets.mcp.approval import gated
 from farmhand.toolsets.mcp.client import MCPToolset
 from farmhand.toolsets.mcp.discovery import DiscoveryToolset, ServerSource
-from farmhand.toolsets.mcp.elicitation import Asker
+from farmhand.toolsets.mcp.elicitation import NO_ONE, Asker
 from farmhand.toolsets.mcp.pool import MCPPool
 from farmhand.toolsets.saved_results import ResultArchive
 from farmhand.toolsets.wrappers import (
@@ -82,20 +83,18 @@ class ServerToolsets:
         """One server's tools under their own names, for as long as the context lasts."""
         if self.pool is not None:
             from_request = server.name in self.outside or server.name in self.folder_servers
-            yield self.wrap(
-                server.name,
-                self.pool.toolset(
-                    server,
-                    call_timeout=self.settings.tool_timeout,
-                    from_request=from_request,
-                    asker=self.asker,
-                ),
+            pooled = self.pool.toolset(
+                server,
+                call_timeout=self.settings.tool_timeout,
+                from_request=from_request,
+                asker=self.asker,
             )
+            yield self.wrap(server.name, gated(pooled, server, self.asker or NO_ONE))
             return
         async with MCPToolset.from_config(
             server, call_timeout=self.settings.tool_timeout, asker=self.asker
         ) as toolset:
-            yield self.wrap(server.name, toolset)
+            yield self.wrap(server.name, gated(toolset, server, self.asker or NO_ONE))
 
     def wrap(self, name: str, toolset: Toolset) -> Toolset:
         inner: Toolset = toolset

@@ -31,6 +31,7 @@ from farmhand.runtime.session import (
 )
 from farmhand.service.state import ServiceState
 from farmhand.tools.definition import ToolDefinition
+from farmhand.toolsets.base import Toolset
 from farmhand.toolsets.mcp.elicitation import Asker, Refusal
 from farmhand.toolsets.mcp.known_servers import filesystem_server
 from farmhand.toolsets.mcp.policy import ServerRequest
@@ -62,6 +63,10 @@ class ChatRequest:
     """Who answers the servers' questions and approvals during this chat: set by the
     Responses API, which pauses the chat and hands the question to its client
     (`service.parked`). None: no one can, and every question is refused, saying so."""
+    toolsets: Sequence[Toolset] = ()
+    """Toolsets the caller opened for this chat, offered beside its servers' (the Responses
+    API's `mcp` tools, `service.mcp_chat`); with them, once the rounds are spent the model
+    answers without tools (`run_loop`'s `answer_when_spent`)."""
 
 
 CANNOT_ASK = Refusal(
@@ -159,7 +164,14 @@ async def run_chat(state: ServiceState, request: ChatRequest) -> AsyncGenerator[
     rounds = request.max_tool_rounds or runtime.max_tool_rounds
     try:
         async with _tools(state, request, model, servers) as (router, settings):
-            loop = run_loop(provider, request.messages, router, settings, max_tool_rounds=rounds)
+            loop = run_loop(
+                provider,
+                request.messages,
+                router,
+                settings,
+                max_tool_rounds=rounds,
+                answer_when_spent=bool(request.toolsets),
+            )
             async with aclosing(loop) as events:
                 async for event in events:
                     yield event
@@ -220,7 +232,7 @@ async def _tools(
         # connected across requests, and those from outside are bounded by the pool.
         opener = server_toolsets(state, servers, settings, request.allowed_tools, request.asker)
         client_tools = [*model.tool_definitions(), *request.client_tools]
-        builtin = rag_toolsets(model, state.home, state.files.embedder)
+        builtin = [*rag_toolsets(model, state.home, state.files.embedder), *request.toolsets]
         router = await open_router(stack, opener, servers.all, client_tools, builtin)
         try:
             choice = resolve_tool_choice(

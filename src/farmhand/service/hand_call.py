@@ -26,10 +26,20 @@ from farmhand.messages import ToolCall, ToolResult
 from farmhand.runtime.events import InputRequested, ToolCallFinished
 from farmhand.runtime.session import ToolSettings
 from farmhand.service.chat import ChatServers, admit_servers, server_toolsets
-from farmhand.service.parked import RunningChat
+from farmhand.service.parked import HandCall
 from farmhand.service.state import ServiceState
 from farmhand.tools.definition import SEPARATOR
 from farmhand.toolsets.mcp.elicitation import Answer, Asker, Question
+
+__all__ = [
+    "HandCall",
+    "HandCallAsker",
+    "HandOutcome",
+    "admitted_server",
+    "answer_hand_call",
+    "read_hand_call",
+    "start_hand_call",
+]
 
 
 @dataclass(frozen=True)
@@ -50,15 +60,6 @@ class HandCallAsker:
             reason="the call was sent without approved: true (the person's confirmation)",
             refused=True,
         )
-
-
-@dataclass(frozen=True)
-class HandCall:
-    """A call by hand running in the service's runner, and what it calls."""
-
-    running: RunningChat
-    server: str
-    tool: str
 
 
 HandOutcome = ToolResult | InputRequested

@@ -1,12 +1,13 @@
-"""A chat with MCP tools the request named one by one (`service.mcp_tools`): the loop runs
-until the model calls one of them, the service runs the call (or holds it for the client's
-approval) and starts the loop again with the result, until the model answers, calls a tool
-of the client's, or waits for an approval.
+"""A chat with MCP tools the request named one by one (`service.mcp_tools`): their servers
+are opened under the request's labels and offered to the tool loop beside the chat's own
+tools; the loop runs their calls, and holds those the request's `require_approval` covers
+(each label's approval gate has no approver: the client decides, in a later request).
 
-Events are the loop's (`runtime.events`, LoopFinished last, with the whole run's rounds,
-usage and history) plus what happens to these tools: `McpToolsListed` when a server's
-tools are known, `McpCallDone` for a call that ran, `McpApprovalNeeded` for one held. A
-request without such tools is `chat.run_chat` unchanged.
+Events are the loop's (`runtime.events`, LoopFinished last), with these tools' calls told
+as the client sees them (`service.mcp_events`): `McpToolsListed` when a server's tools are
+known, `McpCallDone` for a call that ran (the loop's own events for it are not passed on:
+the call reaches the client whole), `McpApprovalNeeded` for each call held. A request
+without such tools is `chat.run_chat` unchanged.
 
 Approvals come back in the next request as `Approval`s: an approved call runs before the
 model's next turn, a denied one is answered with the denial, so the model knows.
@@ -19,44 +20,39 @@ from collections.abc import AsyncGenerator, Collection, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
 
-from farmhand.errors import LoopError
-from farmhand.messages import Message, ToolCall, ToolResult, Usage
-from farmhand.runtime.events import LoopEvent, LoopFinished, StopReason, ToolCallRecord
+from farmhand.messages import Message, ToolCall, ToolResult
+from farmhand.runtime.events import (
+    LoopFinished,
+    ToolCallFinished,
+    ToolCallRecord,
+    ToolCallStarted,
+    ToolCallWriting,
+)
 from farmhand.service.chat import ChatRequest, run_chat
-from farmhand.service.mcp_tools import McpTool, OpenMcpTools, open_mcp_tools, split_name
+from farmhand.service.mcp_events import (
+    ChatEvent,
+    McpApprovalNeeded,
+    McpCallDone,
+    McpChatEvent,
+    McpToolsListed,
+)
+from farmhand.service.mcp_tools import McpTool, OpenMcpTools, open_mcp_tools
 from farmhand.service.state import ServiceState
-from farmhand.tools.choice import AUTO, NONE
-from farmhand.tools.definition import ToolDefinition
+
+__all__ = [
+    "DENIED",
+    "Approval",
+    "ChatEvent",
+    "McpApprovalNeeded",
+    "McpCallDone",
+    "McpChatEvent",
+    "McpToolsListed",
+    "may_ask",
+    "run_mcp_chat",
+    "with_result",
+]
 
 DENIED = "The user denied this call{reason}; do not call it again unless the user asks."
-
-
-@dataclass(frozen=True)
-class McpToolsListed:
-    label: str
-    tools: tuple[ToolDefinition, ...]
-
-
-@dataclass(frozen=True)
-class McpCallDone:
-    """A call that ran: `result` as the model saw it, `full` as the tool returned it.
-    `approval_id` is set when it ran because the client approved it."""
-
-    call: ToolCall
-    result: ToolResult
-    full: ToolResult
-    approval_id: str | None = None
-
-    @property
-    def label(self) -> str:
-        return split_name(self.call.name)[0]
-
-
-@dataclass(frozen=True)
-class McpApprovalNeeded:
-    """A call held until the client approves it (the run ends after these)."""
-
-    call: ToolCall
 
 
 @dataclass(frozen=True)
@@ -66,9 +62,6 @@ class Approval:
     call: ToolCall
     approve: bool
     reason: str = ""
-
-
-McpChatEvent = LoopEvent | McpToolsListed | McpCallDone | McpApprovalNeeded
 
 
 def may_ask(state: ServiceState, request: ChatRequest, tools: Sequence[McpTool] = ()) -> bool:
@@ -107,94 +100,51 @@ async def _mcp_chat(
         for server in opened.servers:
             if server.label not in listed:
                 yield McpToolsListed(server.label, server.tools)
-        run = _Run(list(request.messages))
+        messages = list(request.messages)
+        answered: list[ToolCallRecord] = []
         for approval in approvals:
             done = await _answer(opened, approval)
             if done is not None:
                 yield done
-                run.records.append(ToolCallRecord(done.call, done.full))
+                answered.append(ToolCallRecord(done.call, done.full))
                 result = done.result
             else:
                 reason = f" ({approval.reason})" if approval.reason else ""
                 call = approval.call
                 result = ToolResult(call.id, call.name, DENIED.format(reason=reason), True)
-            run.messages = with_result(run.messages, result)
-        async with aclosing(_rounds(state, request, opened, run)) as steps:
-            async for step in steps:
-                yield step
-
-
-@dataclass
-class _Run:
-    messages: list[Message]
-    records: list[ToolCallRecord] = dataclasses.field(default_factory=list)
-    rounds: int = 0
-    usage: Usage = dataclasses.field(default_factory=Usage)
-
-    def finished(
-        self, last: LoopFinished, reason: StopReason, pending: Sequence[ToolCall]
-    ) -> LoopFinished:
-        return LoopFinished(
-            answer=last.answer,
-            stop_reason=reason,
-            rounds=self.rounds,
-            usage=self.usage,
-            messages=tuple(self.messages),
-            tool_calls=tuple(self.records),
-            pending_calls=tuple(pending),
+            messages = with_result(messages, result)
+        chat = dataclasses.replace(
+            request, messages=messages, toolsets=[*request.toolsets, *opened.toolsets]
         )
-
-
-async def _rounds(
-    state: ServiceState, request: ChatRequest, opened: OpenMcpTools, run: _Run
-) -> AsyncGenerator[McpChatEvent, None]:
-    limit = request.max_tool_rounds or state.config.runtime.max_tool_rounds
-    settings = request.settings
-    offered = [*request.client_tools, *opened.definitions]
-    while True:
-        last_round = run.rounds >= limit
-        if last_round:  # out of rounds: one answer without these tools
-            settings = dataclasses.replace(settings, tool_choice=NONE)
-            offered = list(request.client_tools)
-        step = dataclasses.replace(
-            request,
-            messages=run.messages,
-            settings=settings,
-            client_tools=offered,
-            max_tool_rounds=max(1, limit - run.rounds),
-        )
-        finished: LoopFinished | None = None
-        async with aclosing(run_chat(state, step)) as events:
+        async with aclosing(run_chat(state, chat)) as events:
             async for event in events:
-                if isinstance(event, LoopFinished):
-                    finished = event
-                else:
+                if isinstance(event, RETOLD):
+                    for told in _as_told(event, opened, answered):
+                        yield told
+                else:  # text, reasoning, turns: as they are
                     yield event
-        if finished is None:
-            raise LoopError("the tool loop ended without an answer")
-        run.rounds += finished.rounds
-        run.usage += finished.usage
-        run.records += finished.tool_calls
-        run.messages = list(finished.messages)
-        ours = [c for c in finished.pending_calls if opened.owns(c.name)]
-        theirs = [c for c in finished.pending_calls if not opened.owns(c.name)]
-        held = [c for c in ours if opened.needs_approval(c)]
-        for call in ours:
-            if call in held:
-                continue
-            outcome = await opened.call(call)
-            done = McpCallDone(call, outcome.result, outcome.full)
-            yield done
-            run.records.append(ToolCallRecord(call, outcome.full))
-            run.messages = with_result(run.messages, outcome.result)
-        if not ours or held or theirs:
-            for call in held:
-                yield McpApprovalNeeded(call)
-            reason = "round_limit" if last_round else finished.stop_reason
-            yield run.finished(finished, reason, theirs)
-            return
-        # A forced tool_choice is for the first turn; after its results the model may answer.
-        settings = dataclasses.replace(settings, tool_choice=AUTO)
+
+
+RETOLD = (ToolCallWriting, ToolCallStarted, ToolCallFinished, LoopFinished)
+
+
+def _as_told(
+    event: McpChatEvent, opened: OpenMcpTools, answered: Sequence[ToolCallRecord]
+) -> list[McpChatEvent]:
+    """A loop event as the client is told it: a call of these tools only once it ran, the
+    calls held before the end, and the approved calls among the run's records."""
+    if isinstance(event, ToolCallWriting):
+        return [] if opened.owns(event.name) else [event]
+    if isinstance(event, ToolCallStarted):
+        return [] if opened.owns(event.call.name) else [event]
+    if isinstance(event, ToolCallFinished) and opened.owns(event.call.name):
+        return [McpCallDone(event.call, event.result, event.full or event.result)]
+    if isinstance(event, LoopFinished):
+        held: list[McpChatEvent] = [McpApprovalNeeded(call) for call in event.held_calls]
+        if answered:
+            event = dataclasses.replace(event, tool_calls=(*answered, *event.tool_calls))
+        return [*held, event]
+    return [event]
 
 
 async def _answer(opened: OpenMcpTools, approval: Approval) -> McpCallDone | None:

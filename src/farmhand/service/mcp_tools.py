@@ -2,11 +2,12 @@
 tool): each under a label, with a list of the tools it may use and a rule for which calls
 wait for the client's approval.
 
-Unlike a request's `mcp_servers`, whose tools the loop runs as it meets them, these tools
-are offered to the model as the request's own and the service runs each call between loop
-runs (`service.mcp_chat`): so a call can be held for approval and the answer sent back to
-the client. Every server still goes through the request policy (`chat.admit_servers`)
-before anything is started or reached, and opens as a pooled session.
+Unlike a request's `mcp_servers`, these tools are offered under the request's labels, and
+each label's calls pass an approval gate without an approver (`toolsets.mcp.approval`): a
+call its rule covers is held, the tool loop ends with it, and the client's answer comes in
+a later request (`service.mcp_chat`). Every server still goes through the request policy
+(`chat.admit_servers`) before anything is started or reached, and opens as a pooled
+session.
 """
 
 from __future__ import annotations
@@ -22,30 +23,23 @@ from farmhand.messages import ToolCall, ToolResult
 from farmhand.runtime.executor import Outcome
 from farmhand.runtime.session import tool_settings
 from farmhand.service.chat import ChatServers, admit_servers, server_toolsets
+from farmhand.service.mcp_events import split_name
 from farmhand.service.state import ServiceState
 from farmhand.tools.definition import SEPARATOR, ToolDefinition
 from farmhand.toolsets.base import Toolset
+from farmhand.toolsets.mcp.approval import ALWAYS, ApprovalGate, ApprovalRule
 from farmhand.toolsets.mcp.elicitation import Asker
 from farmhand.toolsets.mcp.policy import ServerRequest
+from farmhand.toolsets.wrappers import FilteredToolset, PrefixedToolset
 
-
-@dataclass(frozen=True)
-class ApprovalRule:
-    """Which calls wait for the client: tools named in `never` (or read-only ones with
-    `never_read_only`) run at once, those in `always` wait, the rest follow `default`."""
-
-    default: bool = True
-    always: frozenset[str] = frozenset()
-    never: frozenset[str] = frozenset()
-    always_read_only: bool = False
-    never_read_only: bool = False
-
-    def needed(self, tool: ToolDefinition) -> bool:
-        if tool.name in self.never or (self.never_read_only and tool.read_only):
-            return False
-        if tool.name in self.always or (self.always_read_only and tool.read_only):
-            return True
-        return self.default
+__all__ = [
+    "ApprovalRule",
+    "ListedServer",
+    "McpTool",
+    "OpenMcpTools",
+    "open_mcp_tools",
+    "split_name",
+]
 
 
 @dataclass(frozen=True)
@@ -57,7 +51,7 @@ class McpTool:
     server: ServerRequest
     allowed: frozenset[str] | None = None
     read_only: bool = False
-    approval: ApprovalRule = ApprovalRule()
+    approval: ApprovalRule = ALWAYS
 
     def offers(self, tool: ToolDefinition) -> bool:
         if self.allowed is not None and tool.name not in self.allowed:
@@ -74,41 +68,34 @@ class ListedServer:
 
 
 class OpenMcpTools:
-    """The opened servers of one chat: their tools under `label:tool` names, and calls."""
+    """The opened servers of one chat: `toolsets` for the loop (tools under `label:tool`
+    names, each label behind its approval gate, which holds a call for the client), and
+    `call` for a call the client approved."""
 
-    def __init__(self, specs: Sequence[McpTool]) -> None:
-        self.specs = {spec.label: spec for spec in specs}
+    def __init__(self) -> None:
         self.servers: list[ListedServer] = []
-        self._toolsets: dict[str, Toolset] = {}
-        self._tools: dict[str, ToolDefinition] = {}  # by exposed name
+        self.toolsets: list[Toolset] = []
+        self._offered: dict[str, Toolset] = {}  # label -> its tools, no gate
+        self._names: set[str] = set()  # exposed names
 
     async def add(self, spec: McpTool, toolset: Toolset) -> None:
-        tools = tuple(t for t in await toolset.list_tools() if spec.offers(t))
-        self._toolsets[spec.label] = toolset
+        offered = FilteredToolset(toolset, spec.offers, "the request's mcp tool does not offer it")
+        tools = tuple(await offered.list_tools())
+        self._offered[spec.label] = offered
         self.servers.append(ListedServer(spec.label, tools))
-        for tool in tools:
-            name = f"{spec.label}{SEPARATOR}{tool.name}"
-            self._tools[name] = dataclasses.replace(tool, name=name)
-
-    @property
-    def definitions(self) -> list[ToolDefinition]:
-        """The tools to offer the model, as the request's own."""
-        return list(self._tools.values())
+        self._names.update(f"{spec.label}{SEPARATOR}{tool.name}" for tool in tools)
+        gate = ApprovalGate(offered, spec.label, spec.approval, approver=None)
+        self.toolsets.append(PrefixedToolset(gate, spec.label))
 
     def owns(self, name: str) -> bool:
-        return name in self._tools
-
-    def needs_approval(self, call: ToolCall) -> bool:
-        label, tool = split_name(call.name)
-        definition = self._tools[call.name]
-        return self.specs[label].approval.needed(dataclasses.replace(definition, name=tool))
+        return name in self._names
 
     async def call(self, call: ToolCall) -> Outcome:
-        """Run one call: the result as the model sees it (cut to the size budget) and in
-        full; every failure is an error result the model can read."""
+        """Run one approved call: the result as the model sees it (cut to the size budget)
+        and in full; every failure is an error result the model can read."""
         label, tool = split_name(call.name)
-        toolset = self._toolsets.get(label)
-        if toolset is None or call.name not in self._tools:
+        toolset = self._offered.get(label)
+        if toolset is None or call.name not in self._names:
             missing = ToolResult(call.id, call.name, f"Error: there is no tool {call.name!r}", True)
             return Outcome(missing, missing)
         try:
@@ -118,12 +105,6 @@ class OpenMcpTools:
             return Outcome(failed, failed)
         result = ToolResult(call.id, call.name, output.text, output.is_error)
         return Outcome(result, dataclasses.replace(result, content=output.full_text or output.text))
-
-
-def split_name(name: str) -> tuple[str, str]:
-    """(label, tool) of an exposed `label:tool` name."""
-    label, _, tool = name.partition(SEPARATOR)
-    return label, tool
 
 
 @asynccontextmanager
@@ -148,7 +129,7 @@ async def open_mcp_tools(
     configs = _in_request_order(specs, admitted)
     settings = tool_settings(state.config, jit=False)
     opener = server_toolsets(state, admitted, settings, asker=asker)
-    opened = OpenMcpTools(specs)
+    opened = OpenMcpTools()
     async with AsyncExitStack() as stack:
         for spec, config in zip(specs, configs, strict=True):
             toolset = await stack.enter_async_context(opener.open(config))

@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeAlias, cast
+from typing import Any, TypeAlias, cast
 
 import anyio
 from anyio.abc import TaskGroup
@@ -33,15 +33,14 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from farmhand.errors import AnswerError
 from farmhand.runtime.events import InputRequested, LoopEvent
 from farmhand.runtime.questions import PendingAnswers, QuestionRelay
+from farmhand.service.mcp_events import ChatEvent, McpChatEvent
 from farmhand.toolsets.mcp.elicitation import Action, Answer, Asker
 
-if TYPE_CHECKING:  # mcp_chat needs the state, which holds the runner
-    from farmhand.service.mcp_chat import McpChatEvent
+__all__ = ["ANSWERS", "ChatEvent", "ChatFactory", "ChatRunner", "HandCall", "RunningChat"]
 
 ANSWERS: dict[str, Action] = {"accept": "accept", "decline": "decline", "cancel": "cancel"}
 
-ChatEvent: TypeAlias = "McpChatEvent | InputRequested"
-ChatFactory: TypeAlias = "Callable[[Asker], AsyncIterator[McpChatEvent]]"
+ChatFactory: TypeAlias = Callable[[Asker], AsyncIterator[McpChatEvent]]
 """Makes a chat's events given the asker its servers' questions go to."""
 
 
@@ -59,6 +58,16 @@ class RunningChat:
     parked_on: str | None = None
     """The question it waits on while no request reads it."""
     finished: bool = False
+
+
+@dataclass(frozen=True)
+class HandCall:
+    """A tool called by hand (the playground's tool form, `service.hand_call`) running in
+    the service's runner, and what it calls."""
+
+    running: RunningChat
+    server: str
+    tool: str
 
 
 class ChatRunner:

@@ -10,7 +10,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from farmhand.config.models import FarmhandConfig, ModelConfig
 from farmhand.errors import ConfigError, UnknownModelError
@@ -23,15 +22,12 @@ from farmhand.service.eval_reports import EvalReports
 from farmhand.service.loaded_models import LoadedModels
 from farmhand.service.model_files import LoadedModel, ModelFiles
 from farmhand.service.model_memory import budget_bytes
-from farmhand.service.parked import ChatRunner
+from farmhand.service.parked import ChatRunner, HandCall
 from farmhand.service.responses_store import ResponseStore
 from farmhand.service.tasks import TaskStore
 from farmhand.toolsets.mcp.definitions import load_definitions
 from farmhand.toolsets.mcp.policy import KnownServers, RequestPolicy, known_servers
 from farmhand.toolsets.mcp.pool import MCPPool
-
-if TYPE_CHECKING:  # a hand call runs in the state's runner
-    from farmhand.service.hand_call import HandCall
 
 ProviderFactory = Callable[[ModelConfig], Provider]
 

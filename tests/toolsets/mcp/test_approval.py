@@ -7,9 +7,9 @@ from mcp import types
 from tests.support.asking import Scripted, asking
 
 from farmhand.config.models import McpServerConfig
-from farmhand.toolsets.mcp.approval import needs_approval
+from farmhand.toolsets.mcp.approval import gated, needs_approval
 from farmhand.toolsets.mcp.client import MCPToolset
-from farmhand.toolsets.mcp.elicitation import Answer
+from farmhand.toolsets.mcp.elicitation import NO_ONE, Answer
 
 pytestmark = pytest.mark.anyio
 
@@ -49,8 +49,9 @@ async def run_calls(
     server: McpServerConfig, asker: Scripted | None, *calls: tuple[str, dict[str, str]]
 ) -> list[tuple[str, bool]]:
     async with MCPToolset.from_config(server, asker=asker) as toolset:
-        await toolset.list_tools()
-        outputs = [await toolset.call_tool(name, arguments) for name, arguments in calls]
+        gate = gated(toolset, server, asker or NO_ONE)
+        await gate.list_tools()
+        outputs = [await gate.call_tool(name, arguments) for name, arguments in calls]
     return [(o.text, o.is_error) for o in outputs]
 
 

@@ -1,5 +1,5 @@
-"""One MCP server as a Toolset: its tools listed (cached) and called under a timeout, after
-the user's approval where the server's `require_approval` asks for it.
+"""One MCP server as a Toolset: its tools listed (cached) and called under a timeout. The
+approval a server's `require_approval` asks for is a wrapper around it (`approval.gated`).
 
 Standalone (`async with MCPToolset.from_config(server)`), the toolset starts its server on
 entry and stops it on exit. From an `MCPPool`, it borrows the pool's long-lived connection
@@ -17,11 +17,10 @@ from mcp import types
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED
 
-from farmhand.config.models import ApprovalPolicy, McpServerConfig
+from farmhand.config.models import McpServerConfig
 from farmhand.errors import ToolServerError
 from farmhand.tools.definition import SEPARATOR, ToolDefinition
 from farmhand.toolsets.base import ToolOutput
-from farmhand.toolsets.mcp.approval import approval_question, needs_approval, not_approved
 from farmhand.toolsets.mcp.connection import ServerConnection, reason
 from farmhand.toolsets.mcp.content import result_text
 from farmhand.toolsets.mcp.elicitation import NO_ONE, Asker
@@ -39,8 +38,8 @@ class MCPToolset:
     """The tools of one MCP server, under the server's own tool names.
 
     Connect with `async with`; enter and leave in the same task (the SDK's cancel scopes
-    require it). `asker` answers what the server asks during this toolset's calls and the
-    approvals `require_approval` calls for; None leaves it to the connection's default.
+    require it). `asker` answers what the server asks during this toolset's calls; None
+    leaves it to the connection's default.
     """
 
     def __init__(
@@ -54,7 +53,6 @@ class MCPToolset:
         stderr: StderrLog | None = None,
         connection: ServerConnection | None = None,
         asker: Asker | None = None,
-        require_approval: ApprovalPolicy = "never",
         mode: str = "auto",
     ) -> None:
         self.name = name
@@ -62,7 +60,6 @@ class MCPToolset:
         """The protocol revision of an owned connection: "auto" (2026-07-28 where the server
         speaks it, else the handshake) or "legacy" (the handshake only)."""
         self.asker = asker
-        self.require_approval = require_approval
         self._target = (
             target
             if isinstance(target, ServerTarget)
@@ -91,7 +88,6 @@ class MCPToolset:
             call_timeout=server.tool_timeout or call_timeout,
             connect_timeout=connect_timeout,
             asker=asker,
-            require_approval=server.require_approval,
         )
 
     @classmethod
@@ -109,7 +105,6 @@ class MCPToolset:
             call_timeout=call_timeout,
             connection=connection,
             asker=asker,
-            require_approval=server.require_approval,
         )
 
     @property
@@ -172,14 +167,7 @@ class MCPToolset:
     async def call_tool(
         self, name: str, arguments: dict[str, Any], *, timeout: float | None = None
     ) -> ToolOutput:
-        """Call a tool; failures the model can act on come back as error results, and so
-        does a call the user did not approve."""
-        policy = self.require_approval
-        if needs_approval(policy, self.connection.cached_tool(name)):
-            asker = self.asker or self.connection.callers.default
-            answer = await asker(approval_question(self.name, name, arguments, policy))
-            if answer.action != "accept":
-                return not_approved(self.name, name, answer, policy)
+        """Call a tool; failures the model can act on come back as error results."""
         limit = timeout or self._call_timeout
         try:
             return await self._call_once(name, arguments, limit)
