@@ -1,0 +1,81 @@
+"""Two real `farmhand serve` processes on one real PostgreSQL (`server.store`) behave as one
+server: what one stored, the other finds. Each has a FARMHAND_HOME of its own, so nothing
+reaches the other through files; the model is the scripted OpenAI-compatible backend."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import ExitStack
+from pathlib import Path
+
+import httpx
+import pytest
+import yaml
+
+from tests.support.postgres import fresh_database, postgres_server
+from tests.support.real_servers import free_port
+from tests.support.scripted_backend import ScriptedBackend, model_config, say
+from tests.support.serve_process import serving
+
+__all__ = ["postgres_server"]  # the session fixture, used by name below
+
+
+class Replicas:
+    def __init__(self, a: str, b: str, backend: ScriptedBackend) -> None:
+        self.a, self.b, self.backend = a, b, backend
+
+
+@pytest.fixture
+def replicas(postgres_server: str, tmp_path: Path) -> Iterator[Replicas]:
+    store = fresh_database(postgres_server)
+    turns = [say("first answer"), say("second answer"), say("a task's answer")]
+    with ScriptedBackend(turns) as backend, ExitStack() as stack:
+        config = {"runtime": {"models": [model_config(backend.url)]}, "server": {"store": store}}
+        urls = []
+        for name in ("a", "b"):
+            folder = tmp_path / name
+            folder.mkdir()
+            (folder / "farmhand.yaml").write_text(yaml.safe_dump(config))
+            port = free_port()
+            env = {"FARMHAND_API_KEYS": "", "FARMHAND_HOME": str(folder / "home")}
+            stack.enter_context(serving("--port", str(port), cwd=folder, env=env))
+            urls.append(f"http://127.0.0.1:{port}")
+        yield Replicas(urls[0], urls[1], backend)
+
+
+def test_two_replicas_on_one_postgresql_behave_as_one_server(replicas: Replicas) -> None:
+    first = httpx.post(
+        f"{replicas.a}/v1/responses",
+        json={"model": "scripted", "input": "remember the word kumquat"},
+        timeout=60,
+    )
+    assert first.status_code == 200, first.text
+    # continued on the other replica: it reads the conversation A stored
+    second = httpx.post(
+        f"{replicas.b}/v1/responses",
+        json={
+            "model": "scripted",
+            "input": "which word?",
+            "previous_response_id": first.json()["id"],
+        },
+        timeout=60,
+    )
+    assert second.status_code == 200, second.text
+    sent = str(replicas.backend.requests[1]["messages"])
+    assert "remember the word kumquat" in sent and "first answer" in sent
+    assert httpx.get(f"{replicas.a}/v1/responses/{second.json()['id']}").status_code == 200
+
+    # a task started on A, looked up on B
+    chat = httpx.post(
+        f"{replicas.a}/api/chat",
+        json={
+            "model": "scripted",
+            "messages": [{"role": "user", "content": "hi"}],
+            "stream": False,
+        },
+        timeout=60,
+    )
+    assert chat.status_code == 200, chat.text
+    task = httpx.get(f"{replicas.b}/api/tasks/{chat.json()['task_id']}", timeout=30)
+    assert task.status_code == 200, task.text
+    assert task.json()["task_status"] == "completed" and task.json()["model"] == "scripted"
