@@ -11,7 +11,6 @@ from pathlib import Path
 import httpx
 import pytest
 import yaml
-
 from tests.support.postgres import fresh_database, postgres_server
 from tests.support.real_servers import free_port
 from tests.support.scripted_backend import ScriptedBackend, model_config, say
