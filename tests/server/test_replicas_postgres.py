@@ -27,9 +27,11 @@ class Replicas:
 @pytest.fixture
 def replicas(postgres_server: str, tmp_path: Path) -> Iterator[Replicas]:
     store = fresh_database(postgres_server)
-    turns = [say("first answer"), say("second answer"), say("a task's answer")]
+    turns = [say("first answer"), say("second answer"), say("a task's answer"), say("from B")]
     with ScriptedBackend(turns) as backend, ExitStack() as stack:
-        config = {"runtime": {"models": [model_config(backend.url)]}, "server": {"store": store}}
+        backend_host = backend.url.split("/")[2]  # a project written through the API may use it
+        server = {"store": store, "backend_hosts": [backend_host]}
+        config = {"runtime": {"models": [model_config(backend.url)]}, "server": server}
         urls = []
         for name in ("a", "b"):
             folder = tmp_path / name
@@ -78,3 +80,31 @@ def test_two_replicas_on_one_postgresql_behave_as_one_server(replicas: Replicas)
     task = httpx.get(f"{replicas.b}/api/tasks/{chat.json()['task_id']}", timeout=30)
     assert task.status_code == 200, task.text
     assert task.json()["task_status"] == "completed" and task.json()["model"] == "scripted"
+
+
+def test_a_project_written_on_one_replica_is_served_by_the_other(replicas: Replicas) -> None:
+    project = {
+        "name": "shared",
+        "config": {"runtime": {"models": [model_config(replicas.backend.url)]}},
+    }
+    created = httpx.post(f"{replicas.a}/v1/projects/team", json=project, timeout=30)
+    assert created.status_code == 200, created.text
+    served = httpx.get(f"{replicas.b}/v1/projects/team/shared", timeout=30)
+    assert served.status_code == 200, served.text
+    assert served.json()["project"]["config"]["runtime"]["models"][0]["name"] == "scripted"
+    again = httpx.post(f"{replicas.b}/v1/projects/team", json=project, timeout=30)
+    assert again.status_code == 409  # the name is taken on every replica
+    listed = httpx.get(f"{replicas.b}/v1/projects/team", timeout=30).json()
+    assert [p["name"] for p in listed["projects"]] == ["shared"]
+    # B chats on it: the project's model, from the row A wrote
+    for _ in range(3):
+        replicas.backend.turns.pop(0)  # the turns the other test uses
+    chat = httpx.post(
+        f"{replicas.b}/v1/projects/team/shared/chat/completions",
+        json={"model": "scripted", "messages": [{"role": "user", "content": "hi"}]},
+        timeout=60,
+    )
+    assert chat.status_code == 200, chat.text
+    assert chat.json()["choices"][0]["message"]["content"] == "from B"
+    assert httpx.delete(f"{replicas.b}/v1/projects/team/shared", timeout=30).status_code == 200
+    assert httpx.get(f"{replicas.a}/v1/projects/team/shared", timeout=30).status_code == 404

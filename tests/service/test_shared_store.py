@@ -1,5 +1,6 @@
-"""The server's stores on SQLite and on a real PostgreSQL (`server.store`): the same round
-trips on both, PostgreSQL's migrations, and the `server.store` setting's checks."""
+"""The server's stores (and projects) on SQLite (files) and on a real PostgreSQL
+(`server.store`): the same round trips on both, PostgreSQL's
+migrations, and the `server.store` setting's checks."""
 
 from __future__ import annotations
 
@@ -13,9 +14,10 @@ from tests.support.real_servers import free_port
 
 from farmhand.config import mask_secrets
 from farmhand.config.loader import parse_config
-from farmhand.errors import ConfigError
+from farmhand.errors import ConfigError, ProjectExistsError, ProjectNotFoundError
 from farmhand.service.agent_tasks import AgentTaskQuery, AgentTaskRow, AgentTaskStore
 from farmhand.service.postgres import migrate, shared_postgres
+from farmhand.service.projects import ProjectStore
 from farmhand.service.responses_store import ResponseStore
 from farmhand.service.tasks import DATABASE_NAME, TaskStore
 
@@ -171,3 +173,24 @@ def test_a_store_path_is_the_sqlite_file_used(tmp_path: Path) -> None:
     tasks.start("t", "m", "ollama")
     tasks.close()
     assert target.is_file() and not (tmp_path / "home" / DATABASE_NAME).exists()
+
+
+def test_projects_round_trip(store: str | None, tmp_path: Path) -> None:
+    projects = ProjectStore(tmp_path, store=store)
+    created = projects.create("team", "one", {"version": "v1"})
+    assert created.from_api and created.config.name == "one"
+    with pytest.raises(ProjectExistsError):
+        projects.create("team", "one")
+    projects.update("team", "one", {"mcp": {"servers": []}})
+    again = ProjectStore(tmp_path, store=store)  # another process
+    assert again.get("team", "one").to_json()["config"]["mcp"] == {"servers": []}
+    assert again.namespaces() == ["team"]
+    assert [p.name for p in again.list("team")] == ["one"]
+    (tmp_path / "projects" / "team" / "disk").mkdir(parents=True)  # the operator's own file
+    (tmp_path / "projects" / "team" / "disk" / "farmhand.yaml").write_text("name: disk\n")
+    assert [p.name for p in again.list("team")] == ["disk", "one"]
+    assert not again.get("team", "disk").from_api
+    assert again.delete("team", "one").name == "one"
+    with pytest.raises(ProjectNotFoundError):
+        projects.get("team", "one")
+    assert (tmp_path / "projects" / "team" / "disk" / "farmhand.yaml").is_file()
