@@ -4,11 +4,15 @@ reaches the other through files; the model is the scripted OpenAI-compatible bac
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
 
 import httpx
+import psycopg
 import pytest
 import yaml
 from tests.support.postgres import fresh_database, postgres_server
@@ -20,8 +24,8 @@ __all__ = ["postgres_server"]  # the session fixture, used by name below
 
 
 class Replicas:
-    def __init__(self, a: str, b: str, backend: ScriptedBackend) -> None:
-        self.a, self.b, self.backend = a, b, backend
+    def __init__(self, a: str, b: str, backend: ScriptedBackend, store: str) -> None:
+        self.a, self.b, self.backend, self.store = a, b, backend, store
 
 
 @pytest.fixture
@@ -41,10 +45,14 @@ def replicas(postgres_server: str, tmp_path: Path) -> Iterator[Replicas]:
             env = {"FARMHAND_API_KEYS": "", "FARMHAND_HOME": str(folder / "home")}
             stack.enter_context(serving("--port", str(port), cwd=folder, env=env))
             urls.append(f"http://127.0.0.1:{port}")
-        yield Replicas(urls[0], urls[1], backend)
+        yield Replicas(urls[0], urls[1], backend, store)
 
 
 def test_two_replicas_on_one_postgresql_behave_as_one_server(replicas: Replicas) -> None:
+    with psycopg.connect(replicas.store) as conn:  # migrated as serve started, before a request
+        applied = conn.execute("SELECT migration_id FROM _yoyo_migration").fetchall()
+        assert applied == [("0001_stores",)]
+        assert conn.execute("SELECT COUNT(*) FROM responses").fetchone() == (0,)
     first = httpx.post(
         f"{replicas.a}/v1/responses",
         json={"model": "scripted", "input": "remember the word kumquat"},
@@ -108,3 +116,19 @@ def test_a_project_written_on_one_replica_is_served_by_the_other(replicas: Repli
     assert chat.json()["choices"][0]["message"]["content"] == "from B"
     assert httpx.delete(f"{replicas.b}/v1/projects/team/shared", timeout=30).status_code == 200
     assert httpx.get(f"{replicas.a}/v1/projects/team/shared", timeout=30).status_code == 404
+
+
+def test_serve_stops_with_a_clear_error_when_the_store_cannot_be_used(tmp_path: Path) -> None:
+    store = f"postgresql://farmhand:hunter2secret@127.0.0.1:{free_port()}/nowhere"
+    (tmp_path / "farmhand.yaml").write_text(yaml.safe_dump({"server": {"store": store}}))
+    done = subprocess.run(
+        [sys.executable, "-m", "farmhand", "serve", "--port", str(free_port())],
+        cwd=tmp_path,
+        env={**os.environ, "FARMHAND_HOME": str(tmp_path / "home"), "FARMHAND_API_KEYS": ""},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode != 0
+    assert "server.store: cannot use the PostgreSQL database" in done.stderr
+    assert "Traceback" not in done.stderr and "hunter2secret" not in done.stderr

@@ -75,6 +75,15 @@ def open_database(path: Path, store: str | None = None) -> Database:
     return SqliteDatabase(Path(store) if store else path)
 
 
+def prepare_store(store: str | None) -> None:
+    """Create or migrate a shared store's tables now (`farmhand serve` calls this as it
+    starts); SQLite's are made by each store as it opens."""
+    if store is not None and is_postgresql(store):
+        from farmhand.service.postgres import migrate_at_start
+
+        migrate_at_start(store)
+
+
 class _SqliteExecutor:
     def __init__(self, db: sqlite3.Connection) -> None:
         self.db = db

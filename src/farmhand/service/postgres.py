@@ -108,14 +108,27 @@ def shared_postgres(url: str) -> PostgresDatabase:
                 migrate(url)
                 database = PostgresDatabase(url)
             except Exception as exc:  # psycopg's, the pool's timeout, yoyo's: all say why
-                raise ConfigError(
-                    f"server.store: cannot use the PostgreSQL database ({_safe(exc)});"
-                    " check that the server is running, the URL's user, host, port and"
-                    " database name, and that the user may create tables there"
-                ) from exc
+                raise unusable(exc) from exc
             _shared[url] = database
         database.users += 1
         return database
+
+
+def migrate_at_start(url: str) -> None:
+    """`farmhand serve`'s first step with a shared store: its tables are created or
+    migrated before any request, and a database it cannot use stops it with a clear error."""
+    try:
+        migrate(url)
+    except Exception as exc:
+        raise unusable(exc) from exc
+
+
+def unusable(exc: BaseException) -> ConfigError:
+    return ConfigError(
+        f"server.store: cannot use the PostgreSQL database ({_safe(exc)});"
+        " check that the server is running, the URL's user, host, port and"
+        " database name, and that the user may create tables there"
+    )
 
 
 def _safe(exc: BaseException) -> str:
