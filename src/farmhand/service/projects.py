@@ -19,6 +19,9 @@ operator's `server:` section, never the project's own. What a backend such a pro
 says when it fails reaches the client only as a status and a fixed reason
 (`ProviderError.brief`, applied by `service.chat`). A file the operator writes on
 disk (without the marker) is trusted like any config file.
+
+With `server.store: postgresql://...` a project written through the API is a row of that
+database (`project_rows.py`), which every replica reads, rather than a file.
 """
 
 from __future__ import annotations
@@ -54,6 +57,7 @@ from farmhand.errors import (
     RequestError,
 )
 from farmhand.providers.factory import backend_url
+from farmhand.service.project_rows import ProjectRows
 from farmhand.service.state import ServiceState
 from farmhand.toolsets.mcp.policy import RequestPolicy
 
@@ -95,40 +99,53 @@ class ProjectStore:
     over the same home (two server processes, a restart) see the same projects."""
 
     def __init__(
-        self, home: Path, policy: RequestPolicy | None = None, *, max_depth: int = MAX_DEPTH
+        self,
+        home: Path,
+        policy: RequestPolicy | None = None,
+        *,
+        max_depth: int = MAX_DEPTH,
+        store: str | None = None,
     ) -> None:
         self.root = home / "projects"
         self.policy = policy or RequestPolicy()
         self.max_depth = max_depth
+        self.rows = ProjectRows.for_store(store)
 
     # Reading
 
     def namespaces(self) -> list[str]:
-        """The namespaces that hold a folder, by name (each may hold no valid project)."""
+        """The namespaces that hold a folder or a row, by name (each may hold no valid
+        project)."""
+        rows = self.rows.namespaces() if self.rows is not None else set()
         if not self.root.is_dir():
-            return []
-        return sorted(e.name for e in self.root.iterdir() if _valid(e.name) and e.is_dir())
+            return sorted(rows)
+        folders = {e.name for e in self.root.iterdir() if _valid(e.name) and e.is_dir()}
+        return sorted(folders | rows)
 
     def list(self, namespace: str) -> list[Project]:
         """The namespace's projects by name; an unknown namespace has none. A project whose
         file no longer validates (edited by hand) raises its ConfigError on `get`, and is
         left out here so one broken file does not hide the others."""
         folder = self.root / check_name(namespace, "namespace")
-        if not folder.is_dir():
-            return []
+        names = self.rows.names(namespace) if self.rows is not None else set()
+        if folder.is_dir():
+            names |= {
+                entry.name
+                for entry in folder.iterdir()
+                if _valid(entry.name) and (entry / CONFIG_FILENAME).is_file()
+            }
         projects = []
-        for entry in sorted(folder.iterdir()):
-            if _valid(entry.name) and (entry / CONFIG_FILENAME).is_file():
-                try:
-                    projects.append(self.get(namespace, entry.name))
-                except (ConfigError, ProjectNotFoundError):
-                    continue
+        for name in sorted(names):
+            try:
+                projects.append(self.get(namespace, name))
+            except (ConfigError, ProjectNotFoundError):
+                continue
         return projects
 
     def get(self, namespace: str, name: str) -> Project:
         path = self.path(namespace, name)
         try:
-            text = path.read_text(encoding="utf-8")
+            text = self._row(namespace, name) or path.read_text(encoding="utf-8")
         except FileNotFoundError:
             raise ProjectNotFoundError(
                 f"project {namespace}/{name} does not exist; create it with"
@@ -142,6 +159,9 @@ class ProjectStore:
         outside = OutsideRules(self.policy.allowed_dirs) if written_by_api(text) else None
         return parse_config(text, source, base_dir=base, outside=outside, max_depth=self.max_depth)
 
+    def _row(self, namespace: str, name: str) -> str | None:
+        return self.rows.read(namespace, name) if self.rows is not None else None
+
     def path(self, namespace: str, name: str) -> Path:
         folder = self.root / check_name(namespace, "namespace") / check_name(name, "project")
         return folder / CONFIG_FILENAME
@@ -152,16 +172,21 @@ class ProjectStore:
         """A new project; ProjectExistsError (409) when the name is taken."""
         path = self.path(namespace, name)
         text = self._validated(namespace, name, config, path.parent)
+        exists = ProjectExistsError(
+            f"project {namespace}/{name} already exists; change it with"
+            f" PUT /v1/projects/{namespace}/{name}, or pick another name",
+            code="project_exists",
+        )
+        if self.rows is not None:
+            if path.is_file() or not self.rows.insert(namespace, name, text):
+                raise exists
+            return self.get(namespace, name)
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = _write_temp(path, text)
         try:
             os.link(tmp, path)  # atomic, and fails if another create won the race
         except FileExistsError:
-            raise ProjectExistsError(
-                f"project {namespace}/{name} already exists; change it with"
-                f" PUT /v1/projects/{namespace}/{name}, or pick another name",
-                code="project_exists",
-            ) from None
+            raise exists from None
         finally:
             tmp.unlink(missing_ok=True)
         return self.get(namespace, name)
@@ -171,19 +196,26 @@ class ProjectStore:
         path = self.path(namespace, name)
         self.get(namespace, name)  # 404 before validating a body for nothing
         text = self._validated(namespace, name, config, path.parent)
-        os.replace(_write_temp(path, text), path)
+        if self.rows is not None:  # a row, read before the operator's file of that name
+            self.rows.put(namespace, name, text)
+        else:
+            os.replace(_write_temp(path, text), path)
         return self.get(namespace, name)
 
     def delete(self, namespace: str, name: str) -> Project:
         """Remove the project's folder; returns what it held (LlamaFarm returns it too)."""
         path = self.path(namespace, name)
-        if not path.is_file():
+        row = self._row(namespace, name)
+        if row is None and not path.is_file():
             self.get(namespace, name)  # the 404
-        text = path.read_text(encoding="utf-8")
+        text = row if row is not None else path.read_text(encoding="utf-8")
         try:
             config = self._parse(text, _source(namespace, name), path.parent)
         except ConfigError:
             config = FarmhandConfig(name=name, namespace=namespace)  # deleting a broken one
+        if row is not None and self.rows is not None:
+            self.rows.delete(namespace, name)
+            return Project(namespace, name, path, text, config)
         shutil.rmtree(path.parent)
         folder = path.parent.parent
         if folder.is_dir() and not any(folder.iterdir()):
@@ -320,7 +352,10 @@ def state_for(state: ServiceState, project: Project) -> ServiceState:
 
 def store_for(state: ServiceState) -> ProjectStore:
     """The projects of the server's home, written and read under its request policy."""
-    return ProjectStore(state.home, state.policy, max_depth=state.config.server.max_config_depth)
+    server = state.config.server
+    return ProjectStore(
+        state.home, state.policy, max_depth=server.max_config_depth, store=server.store
+    )
 
 
 def _valid(name: str) -> bool:

@@ -4,8 +4,8 @@ OpenAI's Responses API keeps every response (unless the request says `store: fal
 lets the next request continue it with `previous_response_id`; Ollama has no such thing,
 farmhand does. A stored response is its whole conversation: the input items it was given
 (those of the responses before it included) and the response object with its output
-items, as JSON. They live in the same SQLite file as the tasks (`tasks.DATABASE_NAME`),
-in a table of their own, one connection, WAL journal: single-row statements. The ids of
+items, as JSON. They live beside the tasks (the SQLite file `tasks.DATABASE_NAME`, or
+`server.store`'s PostgreSQL database: `service/database.py`), in a table of their own. The ids of
 the items a response holds are indexed too, with the length of each one's JSON, so a
 request can name one (`item_reference`) and what its references expand to is known before
 any item is read.
@@ -16,14 +16,14 @@ opens.
 from __future__ import annotations
 
 import json
-import threading
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from farmhand.service.tasks import DATABASE_NAME, open_database
+from farmhand.service.database import Database, Executor, open_database
+from farmhand.service.tasks import DATABASE_NAME
 
 KEPT_SECONDS = 30 * 24 * 3600
 _LOOKUP_BATCH = 500  # ids per `IN (...)`: far below SQLite's limit on variables
@@ -72,29 +72,32 @@ class StoredResponse:
 
 
 class ResponseStore:
-    """Responses in one SQLite file; `ResponseStore.in_home(home)` is the server's."""
+    """Responses in one SQLite file, or in `store`'s PostgreSQL database;
+    `ResponseStore.in_home(home, store)` is the server's."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, store: str | None = None) -> None:
         self.path = path
-        self._lock = threading.Lock()
-        self._db = open_database(path, _SCHEMA)
-        with self._lock:
-            for statement in _ITEMS_SCHEMA:
-                self._db.execute(statement)
-            columns = {row[1] for row in self._db.execute("PRAGMA table_info(response_items)")}
-            if "chars" not in columns:  # a file from before sizes were indexed
-                self._db.execute("ALTER TABLE response_items ADD COLUMN chars INTEGER")
-                self._reindex()
-            self._db.execute(
-                "DELETE FROM responses WHERE created_at < ?", (time.time() - KEPT_SECONDS,)
-            )
-            self._db.execute(
+        self._db: Database = open_database(path, store)
+        with self._db.transaction() as tx:
+            if self._db.dialect == "sqlite":  # PostgreSQL's tables come from its migrations
+                self._sqlite_schema(tx)
+            tx.execute("DELETE FROM responses WHERE created_at < ?", (time.time() - KEPT_SECONDS,))
+            tx.execute(
                 "DELETE FROM response_items WHERE response_id NOT IN (SELECT id FROM responses)"
             )
 
+    def _sqlite_schema(self, tx: Executor) -> None:
+        tx.execute(_SCHEMA)
+        for statement in _ITEMS_SCHEMA:
+            tx.execute(statement)
+        columns = {row[1] for row in tx.execute("PRAGMA table_info(response_items)").rows}
+        if "chars" not in columns:  # a file from before sizes were indexed
+            tx.execute("ALTER TABLE response_items ADD COLUMN chars INTEGER")
+            self._reindex(tx)
+
     @classmethod
-    def in_home(cls, home: Path) -> ResponseStore:
-        return cls(home / DATABASE_NAME)
+    def in_home(cls, home: Path, store: str | None = None) -> ResponseStore:
+        return cls(home / DATABASE_NAME, store)
 
     def put(self, response: dict[str, Any], input_items: list[dict[str, Any]], model: str) -> None:
         """Keep `response` (it has its `id`) with the input items it answered."""
@@ -106,15 +109,17 @@ class ResponseStore:
             json.dumps(response, ensure_ascii=False),
         )
         stored = StoredResponse(row[0], model, row[2], input_items, response)
-        with self._lock:
-            self._db.execute(
-                "INSERT OR REPLACE INTO responses (id, model, created_at, input_items, response)"
-                " VALUES (?, ?, ?, ?, ?)",
+        with self._db.transaction() as tx:
+            tx.execute(
+                "INSERT INTO responses (id, model, created_at, input_items, response)"
+                " VALUES (?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET model=excluded.model,"
+                " created_at=excluded.created_at, input_items=excluded.input_items,"
+                " response=excluded.response",
                 row,
             )
-            self._index(stored)
+            self._index(tx, stored)
 
-    def _index(self, stored: StoredResponse) -> None:
+    def _index(self, tx: Executor, stored: StoredResponse) -> None:
         """Index the items of `stored` by id, each with the length of its JSON."""
         sizes: dict[str, int] = {}
         for item in stored.conversation:  # the first item of an id, as `item` finds it
@@ -122,26 +127,26 @@ class ResponseStore:
             if isinstance(item_id, str) and item_id not in sizes:
                 sizes[item_id] = len(json.dumps(item, ensure_ascii=False))
         rows = [(item_id, stored.id, chars) for item_id, chars in sizes.items()]
-        self._db.executemany(
-            "INSERT OR REPLACE INTO response_items (item_id, response_id, chars) VALUES (?, ?, ?)",
-            rows,
+        # deleted first, so each row is newer (a higher rowid) than any older copy's
+        tx.execute("DELETE FROM response_items WHERE response_id=?", (stored.id,))
+        tx.executemany(
+            "INSERT INTO response_items (item_id, response_id, chars) VALUES (?, ?, ?)", rows
         )
 
-    def _reindex(self) -> None:
-        self._db.execute("DELETE FROM response_items")
-        for row in self._db.execute(
+    def _reindex(self, tx: Executor) -> None:
+        tx.execute("DELETE FROM response_items")
+        for row in tx.execute(
             "SELECT id, model, created_at, input_items, response FROM responses"
-        ).fetchall():
+        ).rows:
             self._index(
-                StoredResponse(row[0], row[1], row[2], json.loads(row[3]), json.loads(row[4]))
+                tx, StoredResponse(row[0], row[1], row[2], json.loads(row[3]), json.loads(row[4]))
             )
 
     def get(self, response_id: str) -> StoredResponse | None:
-        with self._lock:
-            row = self._db.execute(
-                "SELECT id, model, created_at, input_items, response FROM responses WHERE id=?",
-                (response_id,),
-            ).fetchone()
+        row = self._db.execute(
+            "SELECT id, model, created_at, input_items, response FROM responses WHERE id=?",
+            (response_id,),
+        ).one()
         if row is None:
             return None
         return StoredResponse(row[0], row[1], row[2], json.loads(row[3]), json.loads(row[4]))
@@ -174,12 +179,11 @@ class ResponseStore:
         for start in range(0, len(wanted), _LOOKUP_BATCH):
             batch = wanted[start : start + _LOOKUP_BATCH]
             marks = ", ".join("?" * len(batch))
-            with self._lock:
-                rows = self._db.execute(
-                    "SELECT item_id, response_id, chars FROM response_items"
-                    f" WHERE item_id IN ({marks}) ORDER BY rowid DESC",
-                    batch,
-                ).fetchall()
+            rows = self._db.execute(
+                "SELECT item_id, response_id, chars FROM response_items"
+                f" WHERE item_id IN ({marks}) ORDER BY rowid DESC",
+                batch,
+            ).rows
             for item_id, response_id, chars in rows:
                 newest.setdefault(item_id, (response_id, chars))
         return newest
@@ -187,11 +191,10 @@ class ResponseStore:
     def item(self, item_id: str) -> dict[str, Any] | None:
         """The stored item with id `item_id` (an input or output item of a stored response,
         the newest response's copy), or None."""
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT response_id FROM response_items WHERE item_id=? ORDER BY rowid DESC",
-                (item_id,),
-            ).fetchall()
+        rows = self._db.execute(
+            "SELECT response_id FROM response_items WHERE item_id=? ORDER BY rowid DESC",
+            (item_id,),
+        ).rows
         for (response_id,) in rows:
             stored = self.get(response_id)
             found = stored.item(item_id) if stored is not None else None
@@ -203,12 +206,11 @@ class ResponseStore:
         """The newest `limit` conversations among the last `scan` responses: each the
         response that ends it (no later response continues it), newest first, as
         `{id, model, created_at, title, turns}` (title: the first thing the user wrote)."""
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT id, model, created_at, input_items, response FROM responses"
-                " ORDER BY created_at DESC, rowid DESC LIMIT ?",
-                (scan,),
-            ).fetchall()
+        rows = self._db.execute(
+            "SELECT id, model, created_at, input_items, response FROM responses"
+            " ORDER BY created_at DESC, rowid DESC LIMIT ?",
+            (scan,),
+        ).rows
         continued: set[str] = set()
         found: list[dict[str, Any]] = []
         for response_id, model, created_at, items_text, response_text in rows:
@@ -233,14 +235,13 @@ class ResponseStore:
 
     def delete(self, response_id: str) -> bool:
         """Forget a response; False when there was none of that id."""
-        with self._lock:
-            cursor = self._db.execute("DELETE FROM responses WHERE id=?", (response_id,))
-            self._db.execute("DELETE FROM response_items WHERE response_id=?", (response_id,))
+        with self._db.transaction() as tx:
+            cursor = tx.execute("DELETE FROM responses WHERE id=?", (response_id,))
+            tx.execute("DELETE FROM response_items WHERE response_id=?", (response_id,))
         return cursor.rowcount > 0
 
     def close(self) -> None:
-        with self._lock:
-            self._db.close()
+        self._db.close()
 
 
 def _user_text(item: dict[str, Any]) -> str:

@@ -119,7 +119,7 @@ class ServiceState:
 
     def task_store(self) -> TaskStore:
         if self.tasks is None:
-            self.tasks = TaskStore.in_home(self.home)
+            self.tasks = TaskStore.in_home(self.home, self.config.server.store)
             self.tasks.fail_unfinished()  # left working by a previous run of the server
         return self.tasks
 
@@ -129,13 +129,13 @@ class ServiceState:
 
     def response_store(self) -> ResponseStore:
         if self.responses is None:
-            self.responses = ResponseStore.in_home(self.home)
+            self.responses = ResponseStore.in_home(self.home, self.config.server.store)
         return self.responses
 
     def agent_task_store(self) -> AgentTaskStore:
         if self.agent_tasks is None:
             self.task_store()  # first: it fails the tasks a previous run left working
-            self.agent_tasks = AgentTaskStore.in_home(self.home)
+            self.agent_tasks = AgentTaskStore.in_home(self.home, self.config.server.store)
         return self.agent_tasks
 
     async def aclose(self) -> None:

@@ -4,19 +4,19 @@ Ollama's MCP API calls these A2A tasks: a response carries `task_id` and `task_s
 (working while the loop runs, then completed or failed), a client may name its own
 `task_id`, and `GET /api/tasks/{id}` reports one later, also after a restart.
 
-The store does quick synchronous calls on one connection (WAL journal, a lock for the
-threads that may share it); a write is a single-row statement, well under a millisecond.
+The store does quick synchronous single-row statements (well under a millisecond) on
+SQLite or PostgreSQL (`service/database.py`, `server.store`).
 """
 
 from __future__ import annotations
 
-import sqlite3
-import threading
 import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, cast
+
+from farmhand.service.database import Database, open_database
 
 TaskStatus = Literal["working", "completed", "failed"]
 TASK_STATUSES: tuple[TaskStatus, ...] = ("working", "completed", "failed")
@@ -70,37 +70,35 @@ class Task:
         }
 
 
-def open_database(path: Path, schema: str) -> sqlite3.Connection:
-    """The service's SQLite file at `path` (created if need be) with `schema` in it: one
-    connection shared by threads (callers hold their own lock), autocommit, WAL."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-    db.execute("PRAGMA journal_mode=WAL")
-    db.execute("PRAGMA synchronous=NORMAL")
-    db.execute(schema)
-    return db
-
-
 class TaskStore:
-    """Tasks in one SQLite file. `TaskStore.in_home(home)` is the server's."""
+    """Tasks in one SQLite file, or in `store`'s PostgreSQL database.
+    `TaskStore.in_home(home, store)` is the server's."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, store: str | None = None) -> None:
         self.path = path
-        self._lock = threading.Lock()
-        self._db = open_database(path, _SCHEMA)
+        self._db: Database = open_database(path, store)
+        if self._db.dialect == "sqlite":  # PostgreSQL's tables come from its migrations
+            self._db.execute(_SCHEMA)
+
+    @property
+    def shared(self) -> bool:
+        """Other server processes (replicas) use the same tasks."""
+        return self._db.dialect != "sqlite"
 
     @classmethod
-    def in_home(cls, home: Path) -> TaskStore:
-        return cls(home / DATABASE_NAME)
+    def in_home(cls, home: Path, store: str | None = None) -> TaskStore:
+        return cls(home / DATABASE_NAME, store)
 
     def fail_unfinished(self) -> int:
         """Mark tasks still working as failed: a server calls this when it starts, since a
-        task its previous run left working will never finish now. Returns how many."""
-        with self._lock:
-            cursor = self._db.execute(
-                "UPDATE tasks SET status='failed', updated_at=?, error=? WHERE status='working'",
-                (time.time(), INTERRUPTED),
-            )
+        task its previous run left working will never finish now. Returns how many. A shared
+        store's working tasks may be another replica's, still running: they are left."""
+        if self.shared:
+            return 0
+        cursor = self._db.execute(
+            "UPDATE tasks SET status='failed', updated_at=?, error=? WHERE status='working'",
+            (time.time(), INTERRUPTED),
+        )
         return cursor.rowcount
 
     def start(self, task_id: str | None, model: str, dialect: str) -> Task:
@@ -108,14 +106,13 @@ class TaskStore:
         creation time kept, its error cleared)."""
         now = time.time()
         task_id = task_id or new_task_id()
-        with self._lock:
-            self._db.execute(
-                "INSERT INTO tasks (id, status, model, dialect, created_at, updated_at, error)"
-                " VALUES (?, 'working', ?, ?, ?, ?, NULL)"
-                " ON CONFLICT(id) DO UPDATE SET status='working', model=excluded.model,"
-                " dialect=excluded.dialect, updated_at=excluded.updated_at, error=NULL",
-                (task_id, model, dialect, now, now),
-            )
+        self._db.execute(
+            "INSERT INTO tasks (id, status, model, dialect, created_at, updated_at, error)"
+            " VALUES (?, 'working', ?, ?, ?, ?, NULL)"
+            " ON CONFLICT(id) DO UPDATE SET status='working', model=excluded.model,"
+            " dialect=excluded.dialect, updated_at=excluded.updated_at, error=NULL",
+            (task_id, model, dialect, now, now),
+        )
         task = self.get(task_id)
         assert task is not None
         return task
@@ -123,25 +120,22 @@ class TaskStore:
     def finish(self, task_id: str, error: str | None = None) -> Task | None:
         """Completed, or failed with `error`."""
         status: TaskStatus = "failed" if error is not None else "completed"
-        with self._lock:
-            self._db.execute(
-                "UPDATE tasks SET status=?, updated_at=?, error=? WHERE id=?",
-                (status, time.time(), error, task_id),
-            )
+        self._db.execute(
+            "UPDATE tasks SET status=?, updated_at=?, error=? WHERE id=?",
+            (status, time.time(), error, task_id),
+        )
         return self.get(task_id)
 
     def get(self, task_id: str) -> Task | None:
-        with self._lock:
-            row = self._db.execute(
-                "SELECT id, status, model, dialect, created_at, updated_at, error"
-                " FROM tasks WHERE id=?",
-                (task_id,),
-            ).fetchone()
+        row = self._db.execute(
+            "SELECT id, status, model, dialect, created_at, updated_at, error"
+            " FROM tasks WHERE id=?",
+            (task_id,),
+        ).one()
         if row is None:
             return None
         status = row[1] if row[1] in TASK_STATUSES else "failed"
         return Task(row[0], cast(TaskStatus, status), row[2], row[3], row[4], row[5], row[6])
 
     def close(self) -> None:
-        with self._lock:
-            self._db.close()
+        self._db.close()

@@ -1,0 +1,136 @@
+"""The stores on PostgreSQL (`server.store: postgresql://user@host:port/db`): a psycopg 3
+connection pool per URL, shared by the stores of a process, its schema brought up to date
+by yoyo-migrations when it is first opened.
+
+yoyo rather than alembic: its migrations are plain SQL files with an order and a lock
+table, it drives psycopg 3 directly, and it needs no ORM or SQLAlchemy engine, which
+farmhand has nowhere else.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import psycopg
+from psycopg_pool import ConnectionPool
+from yoyo import get_backend, read_migrations
+
+from farmhand.config.env import mask_secrets
+from farmhand.errors import ConfigError
+from farmhand.service.database import MIGRATIONS, Database, Dialect, Executor, Result
+
+POOL_SIZE = 8
+CONNECT_TIMEOUT = 10.0
+_shared: dict[str, PostgresDatabase] = {}
+_shared_lock = threading.Lock()
+
+
+def placeholders(sql: str) -> str:
+    """The stores' `?` placeholders as psycopg's `%s` (their statements hold no `%`)."""
+    return sql.replace("%", "%%").replace("?", "%s")
+
+
+def migrate(url: str) -> list[str]:
+    """Apply the migrations `url`'s database lacks (under yoyo's lock); their ids."""
+    backend = get_backend(
+        url.replace("postgresql://", "postgresql+psycopg://", 1).replace(
+            "postgres://", "postgresql+psycopg://", 1
+        )
+    )
+    try:
+        migrations = read_migrations(str(MIGRATIONS / "postgresql"))
+        with backend.lock():
+            pending = backend.to_apply(migrations)
+            backend.apply_migrations(pending)
+        return [m.id for m in pending]
+    finally:
+        backend.connection.close()
+
+
+class _PgExecutor:
+    def __init__(self, conn: psycopg.Connection[Any]) -> None:
+        self.conn = conn
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> Result:
+        cursor = self.conn.execute(placeholders(sql), params)
+        rows = cursor.fetchall() if cursor.description else []
+        return Result(rows, cursor.rowcount)
+
+    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        with self.conn.cursor() as cursor:
+            cursor.executemany(placeholders(sql), rows)
+
+
+class PostgresDatabase(Database):
+    dialect: Dialect = "postgresql"
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.users = 0
+        self.pool = ConnectionPool(
+            url,
+            min_size=1,
+            max_size=POOL_SIZE,
+            kwargs={"autocommit": True},
+            open=False,
+            name="farmhand-store",
+        )
+        self.pool.open(wait=True, timeout=CONNECT_TIMEOUT)
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> Result:
+        with self.pool.connection() as conn:
+            return _PgExecutor(conn).execute(sql, params)
+
+    @contextmanager
+    def transaction(self) -> Iterator[Executor]:
+        with self.pool.connection() as conn, conn.transaction():
+            yield _PgExecutor(conn)
+
+    def close(self) -> None:
+        with _shared_lock:
+            self.users -= 1
+            if self.users > 0:
+                return
+            _shared.pop(self.url, None)
+        self.pool.close()
+
+
+def shared_postgres(url: str) -> PostgresDatabase:
+    """The process's pool for `url`, migrated on first open; each store that takes it
+    closes it once (the pool closes with the last)."""
+    with _shared_lock:
+        database = _shared.get(url)
+        if database is None:
+            try:
+                migrate(url)
+                database = PostgresDatabase(url)
+            except Exception as exc:  # psycopg's, the pool's timeout, yoyo's: all say why
+                raise unusable(exc) from exc
+            _shared[url] = database
+        database.users += 1
+        return database
+
+
+def migrate_at_start(url: str) -> None:
+    """`farmhand serve`'s first step with a shared store: its tables are created or
+    migrated before any request, and a database it cannot use stops it with a clear error."""
+    try:
+        migrate(url)
+    except Exception as exc:
+        raise unusable(exc) from exc
+
+
+def unusable(exc: BaseException) -> ConfigError:
+    return ConfigError(
+        f"server.store: cannot use the PostgreSQL database ({_safe(exc)});"
+        " check that the server is running, the URL's user, host, port and"
+        " database name, and that the user may create tables there"
+    )
+
+
+def _safe(exc: BaseException) -> str:
+    """The error's first line, without the password a connection string may carry."""
+    return str(mask_secrets(str(exc).splitlines()[0] if str(exc) else type(exc).__name__))
