@@ -16,7 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from farmhand.service.database import Database, open_database
+from farmhand.service.database import open_database
+from farmhand.service.database_types import Database
 from farmhand.service.tasks import DATABASE_NAME
 
 _SCHEMA = """

@@ -20,7 +20,7 @@ from yoyo import get_backend, read_migrations
 
 from farmhand.config.env import mask_secrets
 from farmhand.errors import ConfigError
-from farmhand.service.database import MIGRATIONS, Database, Dialect, Executor, Result
+from farmhand.service.database_types import MIGRATIONS, Database, Dialect, Executor, Result
 
 POOL_SIZE = 8
 CONNECT_TIMEOUT = 10.0

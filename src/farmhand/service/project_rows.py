@@ -9,7 +9,8 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from farmhand.service.database import Database, is_postgresql, open_database
+from farmhand.service.database import is_postgresql, open_database
+from farmhand.service.database_types import Database
 
 _opened: dict[str, Database] = {}
 _opened_lock = threading.Lock()

@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from farmhand.service.database import Database, Executor, open_database
+from farmhand.service.database import open_database
+from farmhand.service.database_types import Database, Executor
 from farmhand.service.tasks import DATABASE_NAME
 
 KEPT_SECONDS = 30 * 24 * 3600

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, cast
 
-from farmhand.service.database import Database, open_database
+from farmhand.service.database import open_database
+from farmhand.service.database_types import Database
 
 TaskStatus = Literal["working", "completed", "failed"]
 TASK_STATUSES: tuple[TaskStatus, ...] = ("working", "completed", "failed")
