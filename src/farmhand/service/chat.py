@@ -31,7 +31,8 @@ from farmhand.runtime.session import (
 )
 from farmhand.service.state import ServiceState
 from farmhand.tools.definition import ToolDefinition
-from farmhand.toolsets.mcp.elicitation import Asker, Refusal
+from farmhand.toolsets.mcp.elicitation import Asker as Asker  # the faces' name for it
+from farmhand.toolsets.mcp.elicitation import Refusal
 from farmhand.toolsets.mcp.known_servers import filesystem_server
 from farmhand.toolsets.mcp.policy import ServerRequest
 

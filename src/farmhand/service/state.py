@@ -1,26 +1,33 @@
 """What every request handler shares: the config, the providers, the MCP pool.
 
-Built by `create_app` (no module-level state) and kept on `app.state.farmhand`.
+Built in one place (`ServiceState.for_config`) and run in one place (`running`, or both at
+once: `async with ServiceState.open(config) as state`), whatever face serves it: the HTTP
+app keeps it on `app.state.farmhand`, `farmhand mcp serve`, the CLI and the Python API hold
+it for as long as they run. No module-level state.
 """
 
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+import anyio
 
 from farmhand.config.models import FarmhandConfig, ModelConfig
 from farmhand.errors import ConfigError, UnknownModelError
+from farmhand.paths import farmhand_home
 from farmhand.providers.base import Provider
 from farmhand.providers.engine import SERVED_N_PARALLEL
 from farmhand.providers.factory import provider_for
 from farmhand.runtime.questions import PendingAnswers
 from farmhand.service.agent_tasks import AgentTaskStore
 from farmhand.service.eval_reports import EvalReports
-from farmhand.service.loaded_models import LoadedModels
+from farmhand.service.loaded_models import LoadedModels, loaded_models
 from farmhand.service.model_files import LoadedModel, ModelFiles
 from farmhand.service.model_memory import budget_bytes
 from farmhand.service.parked import ChatRunner
@@ -34,6 +41,10 @@ if TYPE_CHECKING:  # a hand call runs in the state's runner
     from farmhand.service.hand_call import HandCall
 
 ProviderFactory = Callable[[ModelConfig], Provider]
+
+CLIENT_KEY = "farmhand.client"
+"""Where the API gate notes in a request's scope which key it was let in with (a digest of
+it), for what is bounded or kept per client (/mcp sessions, A2A tasks)."""
 
 
 def default_provider_factory(model: ModelConfig) -> Provider:
@@ -70,6 +81,63 @@ class ServiceState:
     """Signs the links to eval reports (`service.eval_reports`); new for every run."""
     models: LoadedModels = field(default_factory=lambda: LoadedModels(budget_bytes(None)))
     """The loaded models, under the memory budget; projects share the server's."""
+
+    @classmethod
+    def for_config(
+        cls,
+        config: FarmhandConfig,
+        *,
+        home: Path | None = None,
+        provider_factory: ProviderFactory | None = None,
+        api_keys: frozenset[str] = frozenset(),
+        models: LoadedModels | None = None,
+    ) -> ServiceState:
+        """The state `config` describes, for every face alike: the MCP pool with the
+        `server.request_servers` bounds, the questions' timeout, the models under
+        `server.engine`'s budget (`models`: another registry, e.g. the CLI's unbounded one).
+        Nothing runs until `running()`."""
+        return cls(
+            config=config,
+            answers=PendingAnswers(timeout=config.server.question_timeout),
+            home=home or farmhand_home(),
+            pool=MCPPool(
+                call_timeout=config.runtime.tool_timeout,
+                request_idle_timeout=config.server.request_servers.idle_timeout,
+                max_request_servers=config.server.request_servers.max_alive,
+            ),
+            provider_factory=provider_factory or default_provider_factory,
+            api_keys=api_keys,
+            models=models or loaded_models(config.server.engine),
+        )
+
+    @classmethod
+    @asynccontextmanager
+    async def open(
+        cls, config: FarmhandConfig, home: Path | None = None, **built: Any
+    ) -> AsyncIterator[ServiceState]:
+        """`for_config` (`built`: its other arguments) and `running` in one: the state,
+        running until the block ends."""
+        state = cls.for_config(config, home=home, **built)
+        async with state.running():
+            yield state
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        """Runs what the state owns: the MCP pool, the chats that may pause, the keep_alive
+        sweep; on exit (also when the block fails) the paused chats end first, then the
+        pool's sessions and their servers, then the providers and the stores."""
+        try:
+            async with (
+                self.pool,  # outlives the chats: paused ones end first
+                self.chat_runner(),
+                anyio.create_task_group() as tg,
+            ):
+                tg.start_soon(self.models.sweep_forever)  # keep_alive, without a request
+                yield
+                tg.cancel_scope.cancel()
+        finally:
+            with anyio.CancelScope(shield=True):
+                await self.aclose()
 
     def model_config(self, name: str | None) -> ModelConfig:
         """The configured model called `name` (the default one for None or ""); ConfigError
