@@ -14,7 +14,7 @@ from contextlib import AsyncExitStack, aclosing, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from farmhand.config.models import McpServerConfig, ModelConfig
+from farmhand.config.models import McpServerConfig
 from farmhand.errors import LoopError, ProviderError, RequestError, UnknownToolError
 from farmhand.messages import Message
 from farmhand.providers.base import GenerationSettings
@@ -22,10 +22,11 @@ from farmhand.runtime.events import LoopEvent, LoopFinished, ReasoningChunk
 from farmhand.runtime.executor import ToolRouter
 from farmhand.runtime.loop import run_loop
 from farmhand.runtime.session import (
+    ChatSetup,
     ServerToolsets,
     ToolSettings,
+    chat_setup,
     open_router,
-    rag_toolsets,
     resolve_tool_choice,
     tool_settings,
 )
@@ -156,11 +157,30 @@ async def run_chat(state: ServiceState, request: ChatRequest) -> AsyncGenerator[
         state, state.config.servers_for(model), request.mcp_servers, request.tools_path
     )
     provider = await state.provider(model)
-    runtime = state.config.runtime
-    rounds = request.max_tool_rounds or runtime.max_tool_rounds
+    setup = chat_setup(
+        state.config,
+        model,
+        tools=tool_settings(
+            state.config,
+            jit=request.jit_tools,
+            tool_timeout=request.tool_timeout,
+            jit_max_tools=request.jit_max_tools,
+            jit_connect_eager=request.jit_connect_eager,
+        ),
+        max_tool_rounds=request.max_tool_rounds,
+        client_tools=request.client_tools,
+        home=state.home,
+        context_for=state.files.embedder,
+    )
     try:
-        async with _tools(state, request, model, servers) as (router, settings):
-            loop = run_loop(provider, request.messages, router, settings, max_tool_rounds=rounds)
+        async with _tools(state, request, setup, servers) as (router, settings):
+            loop = run_loop(
+                provider,
+                setup.opening(request.messages),
+                router,
+                settings,
+                max_tool_rounds=setup.max_tool_rounds,
+            )
             async with aclosing(loop) as events:
                 async for event in events:
                     yield event
@@ -201,31 +221,17 @@ async def complete_chat(state: ServiceState, request: ChatRequest) -> ChatOutcom
 
 @asynccontextmanager
 async def _tools(
-    state: ServiceState, request: ChatRequest, model: ModelConfig, servers: ChatServers
+    state: ServiceState, request: ChatRequest, setup: ChatSetup, servers: ChatServers
 ) -> AsyncIterator[tuple[ToolRouter, GenerationSettings]]:
     """The chat's tools, and its settings with the tool_choice resolved against them."""
-    # The operator's `runtime:` settings, where the request leaves them unset.
-    configured = tool_settings(state.config)
-    settings = ToolSettings(
-        tool_timeout=request.tool_timeout or configured.tool_timeout,
-        max_tool_result_chars=configured.max_tool_result_chars,
-        saved_results=configured.saved_results,
-        jit_tools=configured.jit_tools if request.jit_tools is None else request.jit_tools,
-        jit_max_tools=request.jit_max_tools or configured.jit_max_tools,
-        jit_connect_eager=configured.jit_connect_eager
-        if request.jit_connect_eager is None
-        else request.jit_connect_eager,
-    )
     async with AsyncExitStack() as stack:
         # Every server, with JIT discovery or not, is a pooled session: configured ones stay
         # connected across requests, and those from outside are bounded by the pool.
-        opener = server_toolsets(state, servers, settings, request.allowed_tools, request.asker)
-        client_tools = [*model.tool_definitions(), *request.client_tools]
-        builtin = rag_toolsets(model, state.home, state.files.embedder)
-        router = await open_router(stack, opener, servers.all, client_tools, builtin)
+        opener = server_toolsets(state, servers, setup.tools, request.allowed_tools, request.asker)
+        router = await open_router(stack, opener, servers.all, setup.client_tools, setup.builtin)
         try:
             choice = resolve_tool_choice(
-                request.settings.tool_choice, await router.list_tools(), jit=settings.jit_tools
+                request.settings.tool_choice, await router.list_tools(), jit=setup.tools.jit_tools
             )
         except UnknownToolError as exc:  # the client named it: its mistake, a 400
             raise RequestError(str(exc), param="tool_choice") from None
