@@ -7,7 +7,7 @@ import json
 from collections.abc import Sequence
 from contextlib import aclosing
 from pathlib import Path
-from typing import Annotated, Any, cast
+from typing import Annotated, Any
 
 import anyio
 import typer
@@ -36,7 +36,7 @@ from farmhand.runtime.events import (
 )
 from farmhand.runtime.loop import run_loop
 from farmhand.runtime.session import ChatSession, resolve_tool_choice, session_for
-from farmhand.tools.choice import ToolChoice, ToolChoiceMode
+from farmhand.tools.choice import ToolChoice
 from farmhand.tools.definition import ToolDefinition
 from farmhand.tools.loading import load_tools
 from farmhand.toolsets.mcp.known_servers import filesystem_server
@@ -159,12 +159,7 @@ def render_event(event: LoopEvent) -> None:
 
 def parse_tool_choice(value: str) -> ToolChoice:
     """`auto`, `none`, `required`, or a tool's name (which the model must then call)."""
-    value = value.strip()
-    if value in ("auto", "none", "required"):
-        return ToolChoice(cast(ToolChoiceMode, value))
-    if not value:
-        raise ConfigError("--tool-choice needs auto, none, required or a tool name")
-    return ToolChoice.tool(value)
+    return ToolChoice.parse(value, "--tool-choice")
 
 
 def check_tool_choice(choice: ToolChoice, tools: Sequence[ToolDefinition]) -> ToolChoice:

@@ -32,6 +32,7 @@ from farmhand.runtime.session import (
 )
 from farmhand.service.state import ServiceState
 from farmhand.tools.definition import ToolDefinition
+from farmhand.toolsets.base import Toolset
 from farmhand.toolsets.mcp.elicitation import Asker as Asker  # the faces' name for it
 from farmhand.toolsets.mcp.elicitation import Refusal
 from farmhand.toolsets.mcp.known_servers import filesystem_server
@@ -64,6 +65,13 @@ class ChatRequest:
     """Who answers the servers' questions and approvals during this chat: set by the
     Responses API, which pauses the chat and hands the question to its client
     (`service.parked`). None: no one can, and every question is refused, saying so."""
+    own_servers: Sequence[McpServerConfig] = ()
+    folder_servers: Sequence[McpServerConfig] = ()
+    """Servers a local face adds for its user (the Python API's `tools=[PATH]`, as
+    `farmhand run --tools PATH` finds them): trusted like the operator's, never from a
+    request; the folder servers read paths as the working directory's, and only read."""
+    toolsets: Sequence[Toolset] = ()
+    """The caller's own toolsets, offered beside the servers' (Python functions)."""
 
 
 CANNOT_ASK = Refusal(
@@ -86,6 +94,14 @@ class ChatServers:
     @property
     def all(self) -> list[McpServerConfig]:
         return [*self.trusted, *self.outside, *self.folder]
+
+    def with_own(
+        self, servers: Sequence[McpServerConfig], folders: Sequence[McpServerConfig]
+    ) -> ChatServers:
+        """These servers, and those a local face adds for its user (`ChatRequest.own_servers`)."""
+        if not servers and not folders:
+            return self
+        return ChatServers([*self.trusted, *servers], self.outside, [*self.folder, *folders])
 
 
 def admit_servers(
@@ -155,7 +171,7 @@ async def run_chat(state: ServiceState, request: ChatRequest) -> AsyncGenerator[
     model = state.model_config(request.model)
     servers = admit_servers(
         state, state.config.servers_for(model), request.mcp_servers, request.tools_path
-    )
+    ).with_own(request.own_servers, request.folder_servers)
     provider = await state.provider(model)
     setup = chat_setup(
         state.config,
@@ -228,7 +244,8 @@ async def _tools(
         # Every server, with JIT discovery or not, is a pooled session: configured ones stay
         # connected across requests, and those from outside are bounded by the pool.
         opener = server_toolsets(state, servers, setup.tools, request.allowed_tools, request.asker)
-        router = await open_router(stack, opener, servers.all, setup.client_tools, setup.builtin)
+        builtin = [*setup.builtin, *request.toolsets]
+        router = await open_router(stack, opener, servers.all, setup.client_tools, builtin)
         try:
             choice = resolve_tool_choice(
                 request.settings.tool_choice, await router.list_tools(), jit=setup.tools.jit_tools

@@ -64,6 +64,9 @@ class ServiceState:
     responses: ResponseStore | None = None
     # A2A tasks' whole records (`agent_tasks.py`), same file, opened on first use.
     agent_tasks: AgentTaskStore | None = None
+    catalog: bool = False
+    """A local face (the Python API): a model name may be one of the catalog's too, as
+    in `farmhand chat -m NAME`."""
     outside_config: bool = False
     """The config came from a client (a project written through the API), not the operator:
     its MCP servers are held to the request policy like a request's own."""
@@ -143,7 +146,7 @@ class ServiceState:
         """The configured model called `name` (the default one for None or ""); ConfigError
         names the models there are (UnknownModelError, a 404 over HTTP)."""
         try:
-            return self.config.model(name or None)
+            return self.config.model(name or None, catalog=self.catalog)
         except ConfigError as exc:
             if name and name not in self.model_names():
                 raise UnknownModelError(str(exc)) from None
