@@ -163,3 +163,10 @@ def test_the_package_offers_what_its_all_names_and_nothing_loads_before_use() ->
     assert farmhand.__doc__ and "async with farmhand.Runtime() as rt" in farmhand.__doc__
     with pytest.raises(AttributeError, match="no attribute 'internals'"):
         farmhand.internals  # noqa: B018
+
+
+async def test_an_error_leaving_the_block_is_itself_not_an_exception_group(tmp_path: Path) -> None:
+    runtime = farmhand.Runtime(write_config(tmp_path, "http://127.0.0.1:9/v1"))
+    with pytest.raises(farmhand.ConfigError, match="no such file"):
+        async with runtime as rt:
+            await rt.chat("hi", tools=["nowhere"])

@@ -129,6 +129,7 @@ class ServiceState:
         """Runs what the state owns: the MCP pool, the chats that may pause, the keep_alive
         sweep; on exit (also when the block fails) the paused chats end first, then the
         pool's sessions and their servers, then the providers and the stores."""
+        failure: Exception | None = None
         try:
             async with (
                 self.pool,  # outlives the chats: paused ones end first
@@ -136,11 +137,16 @@ class ServiceState:
                 anyio.create_task_group() as tg,
             ):
                 tg.start_soon(self.models.sweep_forever)  # keep_alive, without a request
-                yield
+                try:
+                    yield
+                except Exception as exc:  # the block's own, raised below as it is
+                    failure = exc  # (through the task group it would be an exception group)
                 tg.cancel_scope.cancel()
         finally:
             with anyio.CancelScope(shield=True):
                 await self.aclose()
+        if failure is not None:
+            raise failure
 
     def model_config(self, name: str | None) -> ModelConfig:
         """The configured model called `name` (the default one for None or ""); ConfigError
