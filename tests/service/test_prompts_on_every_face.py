@@ -63,3 +63,24 @@ def test_prompts_reach_the_model_from_http_and_from_the_cli_alike(
     assert http["messages"] == cli["messages"]  # the same conversation from either face
     assert system_texts(http_own) == [f"{RULES}\n\n{OWN}"]
     assert http_again["messages"] == cli["messages"]
+
+
+def test_farmhand_run_opens_its_conversation_with_the_prompts_once(
+    tmp_path: Path, farmhand_cli: Farmhand
+) -> None:
+    with ScriptedBackend([say("Hello."), say("Still here.")]) as backend:
+        path = write_config(tmp_path, backend.url)
+        lines = "hi\n/tools\nand now?\n"
+        run = farmhand_cli("run", "--config", str(path), cwd=tmp_path, input=lines)
+    assert run.returncode == 0, run.stderr
+    assert "Hello." in run.stdout and "Still here." in run.stdout
+    first, second = backend.requests
+    assert system_texts(first) == system_texts(second) == [RULES]
+    # The second turn continues the first: its question, its answer, then the new one.
+    said = [(m["role"], m["content"]) for m in second["messages"]]
+    assert said == [
+        ("system", RULES),
+        ("user", "hi"),
+        ("assistant", "Hello."),
+        ("user", "and now?"),
+    ]

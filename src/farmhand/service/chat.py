@@ -7,6 +7,7 @@ policy for the servers a request brings, the pooled tool sessions, the tool_choi
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
@@ -14,8 +15,16 @@ from contextlib import AsyncExitStack, aclosing, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from farmhand.config.models import McpServerConfig
-from farmhand.errors import LoopError, ProviderError, RequestError, UnknownToolError
+import anyio
+
+from farmhand.config.models import McpServerConfig, ModelConfig
+from farmhand.errors import (
+    FarmhandError,
+    LoopError,
+    ProviderError,
+    RequestError,
+    UnknownToolError,
+)
 from farmhand.messages import Message
 from farmhand.providers.base import GenerationSettings
 from farmhand.runtime.events import LoopEvent, LoopFinished, ReasoningChunk
@@ -47,7 +56,7 @@ class ChatRequest:
     the caller when called); `mcp_servers` and `tools_path` are what the request brings,
     held to the operator's request policy (`toolsets.mcp.policy`) before anything starts."""
 
-    model: str | None
+    model: str | ModelConfig | None
     messages: Sequence[Message]
     settings: GenerationSettings = field(default_factory=GenerationSettings)
     client_tools: Sequence[ToolDefinition] = ()
@@ -165,14 +174,22 @@ def server_toolsets(
     )
 
 
-async def run_chat(state: ServiceState, request: ChatRequest) -> AsyncGenerator[LoopEvent, None]:
-    """The loop's events for one request; the last is LoopFinished. Raises FarmhandError
-    subclasses for what the caller got wrong (unknown model, refused server, ...)."""
+@dataclass(frozen=True)
+class ChatPlan:
+    """One chat, decided and admitted before anything starts: its model, its servers, and
+    what the config gives it (`chat_setup`, the builder every face shares)."""
+
+    model: ModelConfig
+    servers: ChatServers
+    setup: ChatSetup
+
+
+def plan_chat(state: ServiceState, request: ChatRequest) -> ChatPlan:
+    """The plan for `request`; FarmhandError for an unknown model or a refused server."""
     model = state.model_config(request.model)
     servers = admit_servers(
         state, state.config.servers_for(model), request.mcp_servers, request.tools_path
     ).with_own(request.own_servers, request.folder_servers)
-    provider = await state.provider(model)
     setup = chat_setup(
         state.config,
         model,
@@ -188,6 +205,15 @@ async def run_chat(state: ServiceState, request: ChatRequest) -> AsyncGenerator[
         home=state.home,
         context_for=state.files.embedder,
     )
+    return ChatPlan(model, servers, setup)
+
+
+async def run_chat(state: ServiceState, request: ChatRequest) -> AsyncGenerator[LoopEvent, None]:
+    """The loop's events for one request; the last is LoopFinished. Raises FarmhandError
+    subclasses for what the caller got wrong (unknown model, refused server, ...)."""
+    plan = plan_chat(state, request)
+    model, servers, setup = plan.model, plan.servers, plan.setup
+    provider = await state.provider(model)
     try:
         async with _tools(state, request, setup, servers) as (router, settings):
             loop = run_loop(
@@ -207,6 +233,41 @@ async def run_chat(state: ServiceState, request: ChatRequest) -> AsyncGenerator[
         # redirect's target) stays in the operator's log; the client gets a fixed reason.
         log.warning("model %r of a project written through the API: %s", model.name, exc)
         raise ProviderError(exc.brief, brief=exc.brief) from None
+
+
+async def chat_tools(state: ServiceState, request: ChatRequest) -> list[ToolDefinition]:
+    """The tools a chat of `request` is offered now, asked afresh (`farmhand run`'s /tools)."""
+    plan = plan_chat(state, request)
+    async with _tools(state, request, plan.setup, plan.servers) as (router, _):
+        return await router.list_tools(refresh=True)
+
+
+async def start_chat(state: ServiceState, request: ChatRequest) -> None:
+    """Loads the model of `request` while its servers start in the pool, where the chat
+    finds both: a local face's first chat, whose two slowest steps need nothing from each
+    other. A server that fails to start is reported by the chat that uses it."""
+    plan = plan_chat(state, request)
+    tools = plan.setup.tools
+    lazy = tools.jit_tools and not tools.jit_connect_eager  # JIT starts them when found
+    from_request = {s.name for s in [*plan.servers.outside, *plan.servers.folder]}
+
+    async def start(server: McpServerConfig) -> None:
+        connection = state.pool.connection(server, from_request=server.name in from_request)
+        with contextlib.suppress(FarmhandError):
+            async with connection.session():
+                pass
+
+    failure: Exception | None = None
+    async with anyio.create_task_group() as group:
+        for server in [] if lazy else plan.servers.all:
+            group.start_soon(start, server)
+        try:
+            await state.provider(plan.model)
+        except Exception as exc:  # raised as it is, not in an exception group
+            failure = exc
+            group.cancel_scope.cancel()
+    if failure is not None:
+        raise failure
 
 
 @dataclass(frozen=True)

@@ -148,9 +148,12 @@ class ServiceState:
         if failure is not None:
             raise failure
 
-    def model_config(self, name: str | None) -> ModelConfig:
+    def model_config(self, name: str | ModelConfig | None) -> ModelConfig:
         """The configured model called `name` (the default one for None or ""); ConfigError
-        names the models there are (UnknownModelError, a 404 over HTTP)."""
+        names the models there are (UnknownModelError, a 404 over HTTP). A ModelConfig is
+        one a local face chose itself (the CLI's `--model-path`), used as it is."""
+        if isinstance(name, ModelConfig):
+            return name
         try:
             return self.config.model(name or None, catalog=self.catalog)
         except ConfigError as exc:
