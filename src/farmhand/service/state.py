@@ -75,8 +75,8 @@ class ServiceState:
     answers: PendingAnswers = field(default_factory=PendingAnswers)
     """The questions chats wait on for a Responses client's answer (`service.parked`)."""
     chats: ChatRunner | None = None
-    """The chats that may outlive their request (paused on a question); opened with the
-    app's lifespan (`open_chats`)."""
+    """The chats that may outlive their request (paused on a question); opened by
+    `running()`."""
     hand_questions: dict[str, HandCall] = field(default_factory=dict)
     """Calls by hand (the playground's tool form) waiting on their server's question, by
     the question's id (`service.hand_call`)."""
@@ -195,8 +195,8 @@ class ServiceState:
         return self.models.unload(model)
 
     def chat_runner(self) -> ChatRunner:
-        """The runner of the chats that may pause; built on first use, opened by the app's
-        lifespan (`async with state.chat_runner()`)."""
+        """The runner of the chats that may pause; built on first use, opened by
+        `running()`."""
         if self.chats is None:
             self.chats = ChatRunner(self.answers)
         return self.chats
