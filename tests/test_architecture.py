@@ -188,3 +188,19 @@ def test_display_lives_in_the_cli() -> None:
                 if name.startswith(DISPLAY)
             ]
     assert not wrong, "display outside cli/:\n" + "\n".join(wrong)
+
+
+CLI_PROVIDER_MODULES = {"farmhand.providers.base", "farmhand.providers.factory"}
+
+
+def test_the_cli_builds_providers_through_the_factory() -> None:
+    """A model's provider is built by `providers.factory` for every face; the CLI draws the
+    progress of that (a callback), and never reaches into a backend's own modules."""
+    wrong = [
+        f"{imp.file.relative_to(ROOT)}:{imp.line} imports {imp.module}"
+        for path in source_files()
+        if package_of(path) == "cli"
+        for imp in farmhand_imports(path)
+        if imp.module.startswith("farmhand.providers.") and imp.module not in CLI_PROVIDER_MODULES
+    ]
+    assert not wrong, "the CLI reaches into providers:\n" + "\n".join(wrong)

@@ -18,7 +18,7 @@ from farmhand.cli.common import (
     project_config,
     user_errors,
 )
-from farmhand.cli.loading import byte_bar, load_with_progress
+from farmhand.cli.loading import provider_with_progress
 from farmhand.config.models import FarmhandConfig, ModelConfig
 from farmhand.errors import ConfigError
 from farmhand.eval.html_report import keep_report, render_html
@@ -118,11 +118,7 @@ def _evaluate(
     config: FarmhandConfig, target: Target, suite: Suite, *, quiet: bool
 ) -> TargetSummary:
     def load(model: ModelConfig) -> Provider:
-        return provider_for(
-            model,
-            load=None if quiet else load_with_progress,
-            progress=None if quiet else byte_bar,
-        )
+        return provider_for(model) if quiet else provider_with_progress(model, provider_for)
 
     columns = (
         TextColumn(f"{target.label}"),

@@ -9,10 +9,9 @@ from __future__ import annotations
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 
-from farmhand.cli.loading import byte_bar, load_with_progress
+from farmhand.cli.loading import provider_with_progress
 from farmhand.config.chat_template import with_template_file
 from farmhand.config.models import FarmhandConfig, ModelConfig
-from farmhand.providers.base import Provider
 from farmhand.providers.factory import provider_for
 from farmhand.service.loaded_models import unbounded_models
 from farmhand.service.state import ServiceState
@@ -23,11 +22,7 @@ def command_service(
 ) -> AbstractAsyncContextManager[ServiceState]:
     """The running service for one command (`async with`); `progress`: draw the bars."""
 
-    def load(model: ModelConfig) -> Provider:
-        if not progress:
-            return provider_for(model)
-        return provider_for(model, load=load_with_progress, progress=byte_bar)
-
+    load = provider_with_progress if progress else provider_for
     return ServiceState.open(config, provider_factory=load, models=unbounded_models())
 
 
