@@ -18,13 +18,7 @@ from pathlib import Path
 import anyio
 
 from farmhand.config.models import McpServerConfig, ModelConfig
-from farmhand.errors import (
-    FarmhandError,
-    LoopError,
-    ProviderError,
-    RequestError,
-    UnknownToolError,
-)
+from farmhand.errors import LoopError, ProviderError, RequestError, UnknownToolError
 from farmhand.messages import Message
 from farmhand.providers.base import GenerationSettings
 from farmhand.runtime.events import LoopEvent, LoopFinished, ReasoningChunk
@@ -253,7 +247,7 @@ async def start_chat(state: ServiceState, request: ChatRequest) -> None:
 
     async def start(server: McpServerConfig) -> None:
         connection = state.pool.connection(server, from_request=server.name in from_request)
-        with contextlib.suppress(FarmhandError):
+        with contextlib.suppress(Exception):  # the chat that needs it says what failed
             async with connection.session():
                 pass
 
