@@ -221,6 +221,8 @@ class _ToolsOffered:
                 for note in found.notes:
                     log.warning("tools: %s: %s (skipped)", tool, note)
                 for server in found.servers:
+                    if server in servers:  # one every path turns on (`auto_enable: always`)
+                        continue
                     taken = {s.name for s in [*servers, *folders]}
                     named = _unique(server, taken)
                     (folders if server.name in found.folder_servers else servers).append(named)

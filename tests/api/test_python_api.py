@@ -96,6 +96,7 @@ async def test_a_folder_as_tools_is_read_only_and_relative_to_the_working_direct
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))  # no user definitions
+    (tmp_path / "xdg").mkdir()
     monkeypatch.delenv("FARMHAND_MCP_SERVERS", raising=False)
     notes = tmp_path / "notes"
     notes.mkdir()
@@ -104,11 +105,12 @@ async def test_a_folder_as_tools_is_read_only_and_relative_to_the_working_direct
     turns = [call("filesystem:read_text_file", {"path": "notes/barn.txt"}), answer_with_result()]
     with ScriptedBackend(turns) as backend:
         async with farmhand.Runtime(write_config(tmp_path, backend.url)) as rt:
-            answer = await rt.chat("What does the barn need?", tools=["notes"])
+            answer = await rt.chat("What does the barn need?", tools=["notes", tmp_path / "xdg"])
     assert answer.text == "The tool said: The red barn needs paint."
     names = offered(backend.requests[0])
     assert "filesystem__read_text_file" in names  # as the OpenAI wire spells it
     assert "filesystem__write_file" not in names  # a folder given as tools is read-only
+    assert "filesystem_2__read_text_file" in names  # the second folder's server, renamed
 
 
 async def test_an_mcp_server_as_tools_and_the_events_as_they_happen(tmp_path: Path) -> None:
