@@ -33,8 +33,8 @@ from typing import Any
 import aiohttp
 
 sys.path.insert(0, str(Path(__file__).parent))
+from farmhand.assembly import create_app
 from farmhand.config.loader import find_config, load_config
-from farmhand.server.app import create_app
 from serve_overhead import free_port, wait_for_port
 
 ASK = [{"role": "user", "content": "Say something."}]

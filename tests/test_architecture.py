@@ -63,6 +63,18 @@ def farmhand_imports(path: Path) -> list[Import]:
     return found
 
 
+def import_targets(imp: Import) -> list[str]:
+    """The packages an import reaches: `farmhand.x.y` reaches x; `from farmhand import a`
+    reaches the package or module a, or else the Python API (`farmhand`, whose
+    `__init__.py` sits above every package)."""
+    if imp.module != "farmhand":
+        return [imp.module.split(".")[1]]
+    return [
+        name if (SOURCE / name).is_dir() or (SOURCE / f"{name}.py").is_file() else "farmhand"
+        for name in imp.names
+    ]
+
+
 def source_files() -> list[Path]:
     return sorted(SOURCE.rglob("*.py"))
 
@@ -85,11 +97,28 @@ def test_no_package_imports_what_the_map_does_not_allow() -> None:
         if package in ("__main__", "__init__") or allowed is None:
             continue
         for imp in farmhand_imports(path):
-            target = imp.module.split(".")[1] if "." in imp.module else ""
-            if target and target != package and target not in allowed:
-                where = f"{path.relative_to(ROOT)}:{imp.line}"
-                wrong.append(f"{where} imports {imp.module} ({package} may not use {target})")
+            for target in import_targets(imp):
+                if target != package and target not in allowed:
+                    where = f"{path.relative_to(ROOT)}:{imp.line}"
+                    wrong.append(f"{where} imports {imp.module} ({package} may not use {target})")
     assert not wrong, "imports against docs/ARCHITECTURE.md:\n" + "\n".join(wrong)
+
+
+@pytest.mark.parametrize(
+    ("module", "names", "targets"),
+    [
+        ("farmhand.service.chat", ("run_chat",), ["service"]),
+        ("farmhand", ("jsonwire",), ["jsonwire"]),  # a module
+        ("farmhand", ("service",), ["service"]),  # a package
+        ("farmhand", ("Runtime",), ["farmhand"]),  # the Python API, above every package
+    ],
+)
+def test_from_farmhand_imports_are_checked_too(
+    module: str, names: tuple[str, ...], targets: list[str]
+) -> None:
+    imp = Import(SOURCE / "tools" / "example.py", 1, module, names)
+    assert import_targets(imp) == targets
+    assert not set(targets) <= (allowed_imports()["tools"] or set())
 
 
 def private(name: str) -> bool:
@@ -183,3 +212,19 @@ def test_the_embedded_model_is_reached_through_its_package() -> None:
             elif imp.module != EMBEDDED:
                 wrong.append(f"{where} imports {imp.module}: import from {EMBEDDED}")
     assert not wrong, "the embedded model reached around its package:\n" + "\n".join(wrong)
+
+
+CLI_PROVIDER_MODULES = {"farmhand.providers.base", "farmhand.providers.factory"}
+
+
+def test_the_cli_builds_providers_through_the_factory() -> None:
+    """A model's provider is built by `providers.factory` for every face; the CLI draws the
+    progress of that (a callback), and never reaches into a backend's own modules."""
+    wrong = [
+        f"{imp.file.relative_to(ROOT)}:{imp.line} imports {imp.module}"
+        for path in source_files()
+        if package_of(path) == "cli"
+        for imp in farmhand_imports(path)
+        if imp.module.startswith("farmhand.providers.") and imp.module not in CLI_PROVIDER_MODULES
+    ]
+    assert not wrong, "the CLI reaches into providers:\n" + "\n".join(wrong)

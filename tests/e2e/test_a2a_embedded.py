@@ -15,8 +15,8 @@ from a2a.types.a2a_pb2 import GetTaskRequest, Message, Part, Role, SendMessageRe
 from google.protobuf.json_format import MessageToDict
 from tests.support.live import LiveServer
 
+from farmhand.assembly import create_app
 from farmhand.config.models import FarmhandConfig
-from farmhand.server.app import create_app
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
 MAX_TOKENS = 16

@@ -13,13 +13,13 @@ import pytest
 from anthropic import Anthropic
 from tests.support.live import LiveServer
 
+from farmhand.assembly import create_app
 from farmhand.config.models import FarmhandConfig, ModelConfig
 from farmhand.messages import Message
 from farmhand.providers.base import Provider
 from farmhand.providers.factory import provider_for
 from farmhand.providers.llamacpp import LlamaCppProvider
 from farmhand.providers.prompt_based import PromptBasedProvider
-from farmhand.server.app import create_app
 from farmhand.tools.definition import ToolDefinition
 
 pytestmark = pytest.mark.e2e

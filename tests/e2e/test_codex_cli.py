@@ -21,11 +21,11 @@ from typing import Any
 import pytest
 from tests.support.live import LiveServer, scripted_config
 
+from farmhand.assembly import create_app
 from farmhand.config.models import ModelConfig
 from farmhand.messages import Message, ToolCall
 from farmhand.providers.base import Provider
 from farmhand.providers.scripted import ScriptedProvider, Step
-from farmhand.server.app import create_app
 from farmhand.tools.definition import ToolDefinition
 
 pytestmark = pytest.mark.e2e

@@ -15,11 +15,11 @@ import ollama
 import pytest
 from tests.support.live import LiveServer
 
+from farmhand.assembly import create_app
 from farmhand.config.models import default_config
 from farmhand.models.assemble import ensure_model
 from farmhand.models.catalog import DEFAULT_MODEL
 from farmhand.models.gguf import read_gguf
-from farmhand.server.app import create_app
 
 pytestmark = pytest.mark.e2e
 

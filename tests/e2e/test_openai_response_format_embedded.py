@@ -12,8 +12,8 @@ from openai import OpenAI
 from pydantic import BaseModel
 from tests.support.live import LiveServer
 
+from farmhand.assembly import create_app
 from farmhand.config.models import FarmhandConfig
-from farmhand.server.app import create_app
 
 pytestmark = pytest.mark.e2e
 

@@ -12,9 +12,9 @@ from mcp import Client
 from tests.support.fake_llama_server import FakeLlamaServer
 from tests.support.live import LiveServer
 
+from farmhand.assembly import create_app
 from farmhand.config.loader import load_config
 from farmhand.errors import ConfigError
-from farmhand.server.app import create_app
 
 pytestmark = pytest.mark.anyio
 

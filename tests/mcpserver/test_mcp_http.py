@@ -16,11 +16,11 @@ from mcp import Client
 from tests.support.inspector import INSPECTOR, NODE, inspector
 from tests.support.live import LiveServer, scripted_config
 
+from farmhand.assembly import create_app
 from farmhand.config.models import ModelConfig
 from farmhand.messages import ToolCall
 from farmhand.providers.base import Provider
 from farmhand.providers.scripted import ScriptedProvider, Step
-from farmhand.server.app import create_app
 
 INITIALIZE = {
     "jsonrpc": "2.0",

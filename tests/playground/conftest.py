@@ -17,11 +17,11 @@ from playwright.sync_api import Browser, Page
 from tests.support.browser import Watched, headless_chromium, screenshot_dir, watched_page
 from tests.support.live import LiveServer, scripted_config
 
+from farmhand.assembly import create_app
 from farmhand.config.models import McpServerConfig, ModelConfig
 from farmhand.messages import Message, StreamEvent, TextDelta, ToolCallDelta
 from farmhand.providers.base import GenerationSettings, Provider
 from farmhand.providers.scripted import ScriptedProvider
-from farmhand.server.app import create_app
 from farmhand.service.state import ServiceState
 from farmhand.tools.definition import ToolDefinition
 from farmhand.toolsets.mcp.known_servers import filesystem_server

@@ -12,9 +12,9 @@ from playwright.sync_api import Browser, expect
 from tests.support.browser import watched_page
 from tests.support.live import LiveServer, scripted_config
 
+from farmhand.assembly import create_app
 from farmhand.messages import ToolCall
 from farmhand.providers.scripted import ScriptedProvider, Step
-from farmhand.server.app import create_app
 from farmhand.toolsets.mcp.known_servers import filesystem_server
 
 

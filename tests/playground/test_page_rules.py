@@ -15,8 +15,8 @@ from tests.support.browser import watched_page
 from tests.support.live import LiveServer, scripted_config
 from tests.support.real_servers import free_port
 
+from farmhand.assembly import create_app
 from farmhand.providers.scripted import ScriptedProvider, Step
-from farmhand.server.app import create_app
 from farmhand.server.playground_files import ASSETS
 
 

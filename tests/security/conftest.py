@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 from tests.support.live import LiveServer, scripted_config
 
+from farmhand.assembly import create_app
 from farmhand.config.models import FarmhandConfig, ModelConfig
 from farmhand.messages import Finish, Message, StreamEvent, TextDelta
 from farmhand.providers.base import GenerationSettings, Provider
-from farmhand.server.app import create_app
 from farmhand.tools.definition import ToolDefinition
 
 CHAT = {"model": "farm", "messages": [{"role": "user", "content": "hi"}]}

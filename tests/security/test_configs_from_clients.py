@@ -18,7 +18,7 @@ from starlette.routing import Route
 from tests.security.conftest import Farm
 from tests.support.live import LiveServer, scripted_config
 
-from farmhand.server.app import create_app
+from farmhand.assembly import create_app
 from farmhand.service.projects import API_MARKER
 
 SECRET = "sk-operator-secret-123"

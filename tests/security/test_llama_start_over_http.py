@@ -12,8 +12,8 @@ import pytest
 from mcp import Client
 from tests.support.live import LiveServer
 
+from farmhand.assembly import create_app
 from farmhand.config.loader import load_config
-from farmhand.server.app import create_app
 
 pytestmark = pytest.mark.anyio
 

@@ -24,8 +24,8 @@ from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Route
 from tests.support.live import LiveServer, scripted_config
 
+from farmhand.assembly import create_app
 from farmhand.config.models import FarmhandConfig
-from farmhand.server.app import create_app
 from farmhand.service.projects import API_MARKER
 
 SECRET = "internal-secret-7f3a"

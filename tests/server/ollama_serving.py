@@ -14,6 +14,7 @@ from pathlib import Path
 import uvicorn
 from tests.support.live import TESTS
 
+from farmhand.assembly import create_app
 from farmhand.config.models import (
     FarmhandConfig,
     McpConfig,
@@ -23,7 +24,6 @@ from farmhand.config.models import (
 )
 from farmhand.config.server import RequestServersConfig, ServerConfig
 from farmhand.providers.base import Provider
-from farmhand.server.app import create_app
 
 SERVERS = Path(__file__).parent / "servers"
 PANTRY = Path(__file__).parent.parent / "toolsets" / "mcp" / "servers" / "pantry_server.py"

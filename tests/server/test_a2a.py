@@ -45,10 +45,10 @@ from google.protobuf.json_format import MessageToDict, ParseDict
 from tests.support.farms import Relay, settle
 from tests.support.live import LiveServer, pantry_server, scripted_config
 
+from farmhand.assembly import create_app
 from farmhand.config.models import McpServerConfig
 from farmhand.messages import Message, ToolCall
 from farmhand.providers.scripted import ScriptedProvider, Step
-from farmhand.server.app import create_app
 from farmhand.service.state import ServiceState
 from farmhand.tools.definition import ToolDefinition
 

@@ -15,6 +15,7 @@ from anthropic import Anthropic
 from tests.support.farms import USER, AnthropicFarm, start
 from tests.support.live import LiveServer, scripted_config
 
+from farmhand.assembly import create_app
 from farmhand.messages import (
     Finish,
     Message,
@@ -25,7 +26,6 @@ from farmhand.messages import (
     Usage,
 )
 from farmhand.providers.scripted import ScriptedProvider, Step
-from farmhand.server.app import create_app
 from farmhand.tools.choice import NONE, REQUIRED, ToolChoice
 from farmhand.tools.definition import ToolDefinition
 

@@ -12,10 +12,10 @@ import anyio
 import httpx
 from tests.support.live import LiveServer, pantry_server, scripted_config
 
+from farmhand.assembly import create_app
 from farmhand.config.models import ModelConfig
 from farmhand.messages import Finish, Message, StreamEvent, TextDelta
 from farmhand.providers.base import GenerationSettings, Provider
-from farmhand.server.app import create_app
 from farmhand.tools.definition import ToolDefinition
 
 

@@ -23,10 +23,10 @@ import pytest
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from tests.support.live import LiveServer, scripted_config
 
+from farmhand.assembly import create_app
 from farmhand.messages import Message as ChatMessage
 from farmhand.messages import ToolCall
 from farmhand.providers.scripted import ScriptedProvider, Step
-from farmhand.server.app import create_app
 from farmhand.tools.definition import ToolDefinition
 
 pytestmark = pytest.mark.e2e

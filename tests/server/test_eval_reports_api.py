@@ -17,10 +17,10 @@ import httpx
 import pytest
 from tests.support.live import LiveServer, scripted_config
 
+from farmhand.assembly import create_app
 from farmhand.errors import AuthError, RequestError
 from farmhand.eval.html_report import keep_report
 from farmhand.providers.scripted import ScriptedProvider
-from farmhand.server.app import create_app
 from farmhand.service.eval_reports import EvalReports
 from farmhand.service.state import ServiceState
 

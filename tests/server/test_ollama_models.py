@@ -16,11 +16,11 @@ import pytest
 from tests.server.ollama_serving import make_config, serving
 from tests.support.gguf_files import TEMPLATE, tiny_model
 
+from farmhand.assembly import create_app
 from farmhand.config.models import FarmhandConfig, ModelConfig
 from farmhand.models import assemble
 from farmhand.models.catalog import CATALOG, CatalogModel
 from farmhand.providers.scripted import ScriptedProvider, Step
-from farmhand.server.app import create_app
 
 PARTS = [b"GGUF" + b"a" * 3000, b"b" * 2000, b"c" * 1000]
 

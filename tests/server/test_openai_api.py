@@ -16,9 +16,9 @@ from openai import OpenAI
 from tests.support.farms import Farm, Relay, start
 from tests.support.live import PANTRY_SERVER, LiveServer, pantry_server, scripted_config
 
+from farmhand.assembly import create_app
 from farmhand.messages import Message, ToolCall, Usage
 from farmhand.providers.scripted import ScriptedProvider, Step
-from farmhand.server.app import create_app
 from farmhand.tools.choice import ToolChoice
 from farmhand.tools.definition import ToolDefinition
 

@@ -14,10 +14,10 @@ import pytest
 from openai import OpenAI
 from tests.support.live import LiveServer, scripted_config
 
+from farmhand.assembly import create_app
 from farmhand.messages import Finish, Message, StreamEvent, ToolCallEvent
 from farmhand.parsing.registry import parser_for
 from farmhand.providers.base import GenerationSettings, Provider
-from farmhand.server.app import create_app
 from farmhand.tools.definition import ToolDefinition
 
 WEATHER = {

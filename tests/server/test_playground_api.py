@@ -9,9 +9,9 @@ from pathlib import Path
 import httpx
 from tests.support.live import PANTRY_SERVER, LiveServer, scripted_config
 
+from farmhand.assembly import create_app
 from farmhand.config.models import McpServerConfig
 from farmhand.providers.scripted import ScriptedProvider
-from farmhand.server.app import create_app
 
 
 def test_server_states_from_refused_to_running(tmp_path: Path) -> None:

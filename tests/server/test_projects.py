@@ -13,12 +13,12 @@ import httpx
 import pytest
 from tests.support.live import PANTRY_SERVER, LiveServer, scripted_config
 
+from farmhand.assembly import create_app
 from farmhand.config.loader import load_config
 from farmhand.config.models import ModelConfig
 from farmhand.messages import ToolCall
 from farmhand.providers.base import Provider
 from farmhand.providers.scripted import ScriptedProvider, Step
-from farmhand.server.app import create_app
 
 PROJECT_CONFIG: dict[str, Any] = {
     "version": "v1",

@@ -19,11 +19,11 @@ from tests.support.farms import Relay, settle
 from tests.support.live import LiveServer, scripted_config
 from tests.support.real_servers import everything_over
 
+from farmhand.assembly import create_app
 from farmhand.config.models import McpServerConfig, ModelConfig
 from farmhand.messages import Message, ToolCall
 from farmhand.providers.base import Provider
 from farmhand.providers.scripted import ScriptedProvider, Step
-from farmhand.server.app import create_app
 from farmhand.service.state import ServiceState
 from farmhand.tools.definition import ToolDefinition
 

@@ -13,10 +13,10 @@ import pytest
 from tests.support.generators import left_to_asyncio
 from tests.support.live import scripted_config
 
+from farmhand.assembly import create_app
 from farmhand.messages import Message
 from farmhand.providers.scripted import ScriptedProvider, Step
 from farmhand.runtime.events import TextChunk
-from farmhand.server.app import create_app
 from farmhand.server.dialect_registry import DIALECTS
 from farmhand.service.chat import ChatRequest, complete_chat, run_chat
 from farmhand.service.state import ServiceState

@@ -17,11 +17,11 @@ from anthropic import Anthropic
 from openai import OpenAI
 from tests.support.live import LiveServer, scripted_config
 
+from farmhand.assembly import create_app
 from farmhand.config.models import FarmhandConfig
 from farmhand.messages import Message, StreamEvent
 from farmhand.providers.base import GenerationSettings
 from farmhand.providers.scripted import ScriptedProvider
-from farmhand.server.app import create_app
 from farmhand.service.state import ServiceState
 from farmhand.tools.definition import ToolDefinition
 

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Sequence
 from contextlib import aclosing
 from pathlib import Path
-from typing import Annotated, Any, cast
+from typing import Annotated, Any
 
 import anyio
 import typer
@@ -24,8 +23,10 @@ from farmhand.cli.common import (
     quiet_logging,
     user_errors,
 )
-from farmhand.cli.loading import byte_bar, load_with_progress
-from farmhand.errors import ConfigError, UnknownToolError
+from farmhand.cli.service import command_model, command_service
+from farmhand.config.models import FarmhandConfig
+from farmhand.errors import ConfigError, LoopError, RequestError, UnknownToolError
+from farmhand.messages import Message
 from farmhand.providers.base import GenerationSettings
 from farmhand.runtime.events import (
     LoopEvent,
@@ -34,9 +35,10 @@ from farmhand.runtime.events import (
     ToolCallFinished,
     ToolCallStarted,
 )
-from farmhand.runtime.loop import run_loop
-from farmhand.runtime.session import ChatSession, resolve_tool_choice, session_for
-from farmhand.tools.choice import ToolChoice, ToolChoiceMode
+from farmhand.runtime.session import resolve_tool_choice
+from farmhand.service.chat import ChatRequest, run_chat, start_chat
+from farmhand.service.state import ServiceState
+from farmhand.tools.choice import ToolChoice
 from farmhand.tools.definition import ToolDefinition
 from farmhand.tools.loading import load_tools
 from farmhand.toolsets.mcp.known_servers import filesystem_server
@@ -87,25 +89,25 @@ def chat(
     with user_errors():
         quiet_logging(log_level)
         cfg = project_config(config)
-        client_tools = load_tools(str(tools_file)) if tools_file else []
-        session = session_for(
-            cfg,
-            model if model_path is None else None,
+        request = ChatRequest(
+            model=command_model(
+                cfg,
+                model,
+                model_path=model_path,
+                chat_template_file=chat_template_file,
+            ),
+            messages=[Message.user(prompt)],
+            settings=GenerationSettings(
+                temperature=temperature,
+                max_tokens=max_tokens,
+                seed=seed,
+                tool_choice=parse_tool_choice(tool_choice),
+            ),
+            client_tools=load_tools(str(tools_file)) if tools_file else [],
             folder_servers=[filesystem_server(tools)] if tools else [],
-            model_path=model_path,
-            chat_template_file=chat_template_file,
-            client_tools=client_tools,
-            load=load_with_progress,
-            progress=byte_bar,
             asker=TerminalAsker(err_console),
         )
-        settings = GenerationSettings(
-            temperature=temperature,
-            max_tokens=max_tokens,
-            seed=seed,
-            tool_choice=parse_tool_choice(tool_choice),
-        )
-        result = anyio.run(_run, session, prompt, settings, as_json)
+        result = anyio.run(_run, cfg, request, as_json)
     if as_json:
         print(json.dumps(_json_report(result), ensure_ascii=False, indent=2))
     if result.stop_reason == "round_limit":
@@ -115,32 +117,31 @@ def chat(
         )
 
 
-async def _run(
-    session: ChatSession, prompt: str, settings: GenerationSettings, quiet: bool
-) -> LoopFinished:
-    async with session:
-        try:
-            choice = check_tool_choice(settings.tool_choice, await session.router.list_tools())
-            settings = dataclasses.replace(settings, tool_choice=choice)
-            loop = run_loop(
-                session.provider,
-                session.opening(prompt),
-                session.router,
-                settings,
-                max_tool_rounds=session.max_tool_rounds,
-            )
-            async with aclosing(loop) as events:
-                async for event in events:
-                    if isinstance(event, LoopFinished):
-                        if not quiet:
-                            console.print()
-                            render_pending(event)
-                        return event
+async def _run(config: FarmhandConfig, request: ChatRequest, quiet: bool) -> LoopFinished:
+    async with command_service(config) as state:
+        await start_chat(state, request)  # the model loads while the servers start
+        result = await answer(state, request, quiet=quiet)
+    return result
+
+
+async def answer(state: ServiceState, request: ChatRequest, *, quiet: bool) -> LoopFinished:
+    """One chat on the service, its events drawn as they come (unless `quiet`)."""
+    try:
+        async with aclosing(run_chat(state, request)) as events:
+            async for event in events:
+                if isinstance(event, LoopFinished):
                     if not quiet:
-                        render_event(event)
-        finally:
-            await session.provider.aclose()
-    raise AssertionError("the loop ended without a result")
+                        console.print()
+                        render_pending(event)
+                    return event
+                if not quiet:
+                    render_event(event)
+    except RequestError as exc:
+        if exc.param != "tool_choice":
+            raise
+        hint = " (add --tools DIR)" if request.settings.tool_choice.mode == "required" else ""
+        raise ConfigError(f"--tool-choice: {exc}{hint}") from None
+    raise LoopError("the tool loop ended without an answer")
 
 
 def render_event(event: LoopEvent) -> None:
@@ -159,12 +160,7 @@ def render_event(event: LoopEvent) -> None:
 
 def parse_tool_choice(value: str) -> ToolChoice:
     """`auto`, `none`, `required`, or a tool's name (which the model must then call)."""
-    value = value.strip()
-    if value in ("auto", "none", "required"):
-        return ToolChoice(cast(ToolChoiceMode, value))
-    if not value:
-        raise ConfigError("--tool-choice needs auto, none, required or a tool name")
-    return ToolChoice.tool(value)
+    return ToolChoice.parse(value, "--tool-choice")
 
 
 def check_tool_choice(choice: ToolChoice, tools: Sequence[ToolDefinition]) -> ToolChoice:

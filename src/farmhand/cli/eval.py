@@ -18,7 +18,8 @@ from farmhand.cli.common import (
     project_config,
     user_errors,
 )
-from farmhand.cli.loading import byte_bar, load_with_progress
+from farmhand.cli.loading import provider_with_progress
+from farmhand.config.models import FarmhandConfig, ModelConfig
 from farmhand.errors import ConfigError
 from farmhand.eval.html_report import keep_report, render_html
 from farmhand.eval.report import as_json, failures_table, table
@@ -26,7 +27,10 @@ from farmhand.eval.runner import run_suite
 from farmhand.eval.scoring import ItemResult, TargetSummary
 from farmhand.eval.suite import Suite, load_suite
 from farmhand.eval.targets import Target, parse_target
+from farmhand.providers.base import Provider
 from farmhand.providers.factory import provider_for
+from farmhand.service.loaded_models import unbounded_models
+from farmhand.service.state import ServiceState
 
 
 def eval_command(
@@ -83,7 +87,7 @@ def eval_command(
             raise ConfigError(  # said before the run, not after it
                 f"--html {html}: the folder {html.expanduser().parent} does not exist"
             )
-        summaries = [_evaluate(t, chosen, quiet=as_json_output) for t in targets]
+        summaries = [_evaluate(cfg, t, chosen, quiet=as_json_output) for t in targets]
     if html is not None:
         _write_html(html, chosen, summaries, quiet=as_json_output)
     if as_json_output:
@@ -110,12 +114,12 @@ def _write_html(path: Path, suite: Suite, summaries: list[TargetSummary], *, qui
         err_console.print(f"HTML report: {path} (kept as {kept})")
 
 
-def _evaluate(target: Target, suite: Suite, *, quiet: bool) -> TargetSummary:
-    provider = provider_for(
-        target.model,
-        load=None if quiet else load_with_progress,
-        progress=None if quiet else byte_bar,
-    )
+def _evaluate(
+    config: FarmhandConfig, target: Target, suite: Suite, *, quiet: bool
+) -> TargetSummary:
+    def load(model: ModelConfig) -> Provider:
+        return provider_for(model) if quiet else provider_with_progress(model, provider_for)
+
     columns = (
         TextColumn(f"{target.label}"),
         BarColumn(),
@@ -123,18 +127,21 @@ def _evaluate(target: Target, suite: Suite, *, quiet: bool) -> TargetSummary:
         TimeElapsedColumn(),
         TextColumn("{task.fields[last]}"),
     )
-    with Progress(*columns, console=err_console, transient=True, disable=quiet) as bar:
-        task = bar.add_task("eval", total=len(suite.cases), last="")
 
-        def advance(result: ItemResult) -> None:
-            mark = "ok" if result.passed else result.reason
-            bar.update(task, advance=1, last=f"{result.case_id}: {mark}")
+    async def run() -> list[ItemResult]:
+        # The service every face runs on: it loads the model (showing its own bars first:
+        # one display at a time) and frees it at the end.
+        models = unbounded_models()
+        async with ServiceState.open(config, provider_factory=load, models=models) as state:
+            provider = await state.provider(target.model)
+            with Progress(*columns, console=err_console, transient=True, disable=quiet) as bar:
+                task = bar.add_task("eval", total=len(suite.cases), last="")
 
-        async def run() -> list[ItemResult]:
-            try:
+                def advance(result: ItemResult) -> None:
+                    mark = "ok" if result.passed else result.reason
+                    bar.update(task, advance=1, last=f"{result.case_id}: {mark}")
+
                 return await run_suite(provider, suite, target.options, on_item=advance)
-            finally:
-                await provider.aclose()
 
-        results = anyio.run(run)
+    results = anyio.run(run)
     return TargetSummary(target.label, tuple(results), target.describe())

@@ -39,26 +39,15 @@ def serve(config: ConfigOption = None, log_level: LogLevelOption = "warning") ->
 
 
 async def _serve(config: FarmhandConfig) -> None:
+    from farmhand.assembly import service_for
     from farmhand.mcpserver.farmhand_tools import build_server
-    from farmhand.mcpserver.llama_tools import llama_tools_for
-    from farmhand.service.state import ServiceState
-    from farmhand.toolsets.mcp.pool import MCPPool
 
-    state = ServiceState(
-        config=config,
-        home=farmhand_home(),
-        pool=MCPPool(call_timeout=config.runtime.tool_timeout),
-    )
-    llama = llama_tools_for(config.llama_server, state.home)
-    server = build_server(lambda: state, llama)
-    try:
-        async with state.pool:
-            await server.run_stdio_async()
-    finally:
-        with anyio.CancelScope(shield=True):
-            await state.aclose()
-            if llama is not None:
-                await llama.aclose()
+    # The same service as `farmhand serve`'s (the pool bounds a request's servers alike);
+    # only this one client reaches it.
+    service = service_for(config, over_http=False)
+    server = build_server(lambda: service.state, service.llama)
+    async with service.running():
+        await server.run_stdio_async()
 
 
 @mcp_app.command("llama")

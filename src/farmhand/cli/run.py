@@ -6,8 +6,8 @@ turns, and answers `/tools` (the tools offered now) and `/exit`.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
-from contextlib import aclosing
 from pathlib import Path
 from typing import Annotated
 
@@ -16,7 +16,7 @@ import typer
 from rich.markup import escape
 
 from farmhand.cli.asking import TerminalAsker
-from farmhand.cli.chat import render_event, render_pending
+from farmhand.cli.chat import answer
 from farmhand.cli.common import (
     ChatTemplateOption,
     ConfigOption,
@@ -27,14 +27,14 @@ from farmhand.cli.common import (
     quiet_logging,
     user_errors,
 )
-from farmhand.cli.loading import byte_bar, load_with_progress
+from farmhand.cli.service import command_model, command_service
 from farmhand.cli.tools import print_tools
+from farmhand.config.models import FarmhandConfig
 from farmhand.messages import Message
 from farmhand.providers.base import GenerationSettings
-from farmhand.runtime.events import LoopFinished
-from farmhand.runtime.loop import run_loop
-from farmhand.runtime.session import ChatSession, session_for
 from farmhand.runtime.tool_paths import servers_for_path
+from farmhand.service.chat import ChatRequest, chat_tools, start_chat
+from farmhand.service.state import ServiceState
 
 COMMANDS = "/tools lists the tools, /exit quits"
 
@@ -77,77 +77,64 @@ def run(
         found = servers_for_path(tools)
         for note in found.notes:
             err_console.print(f"[yellow]warning:[/] {escape(note)} (skipped)", soft_wrap=True)
-        session = session_for(
-            cfg,
-            model if model_path is None else None,
-            extra_servers=[s for s in found.servers if s.name not in found.folder_servers],
+        request = ChatRequest(
+            model=command_model(
+                cfg,
+                model,
+                model_path=model_path,
+                chat_template_file=chat_template_file,
+            ),
+            messages=[],
+            settings=GenerationSettings(temperature=temperature, max_tokens=max_tokens, seed=seed),
+            own_servers=[s for s in found.servers if s.name not in found.folder_servers],
             folder_servers=[s for s in found.servers if s.name in found.folder_servers],
-            model_path=model_path,
-            chat_template_file=chat_template_file,
-            load=load_with_progress,
-            progress=byte_bar,
+            jit_tools=jit,
             asker=TerminalAsker(err_console),
-            jit=jit,
         )
-        settings = GenerationSettings(temperature=temperature, max_tokens=max_tokens, seed=seed)
-        anyio.run(_chat, session, settings)
+        anyio.run(_chat, cfg, request)
 
 
-async def _chat(session: ChatSession, settings: GenerationSettings) -> None:
+async def _chat(config: FarmhandConfig, request: ChatRequest) -> None:
     interactive = sys.stdin.isatty()
     if interactive:
         console.print(f"[dim]{COMMANDS}[/]")
-    async with session:
-        try:
-            history: list[Message] = []
-            while True:
-                if interactive:
-                    console.print("[bold]› [/]", end="")
-                line = await anyio.to_thread.run_sync(sys.stdin.readline)
-                if not line:
-                    break  # end of input
-                text = line.strip()
-                if text in ("/exit", "/quit"):
-                    break
-                if text == "/tools":
-                    await _show_tools(session)
-                elif text.startswith("/"):
-                    console.print(f"unknown command {escape(text)!r}: {COMMANDS}")
-                elif text:
-                    history = await _turn(session, history, text, settings)
-        finally:
-            await session.provider.aclose()
+    async with command_service(config) as state:
+        await start_chat(state, request)  # the model loads while the servers start
+        history: list[Message] = []
+        while True:
+            if interactive:
+                console.print("[bold]› [/]", end="")
+            line = await anyio.to_thread.run_sync(sys.stdin.readline)
+            if not line:
+                break  # end of input
+            text = line.strip()
+            if text in ("/exit", "/quit"):
+                break
+            if text == "/tools":
+                await _show_tools(state, request)
+            elif text.startswith("/"):
+                console.print(f"unknown command {escape(text)!r}: {COMMANDS}")
+            elif text:
+                history = await _turn(state, request, history, text)
 
 
 async def _turn(
-    session: ChatSession, history: list[Message], text: str, settings: GenerationSettings
+    state: ServiceState, request: ChatRequest, history: list[Message], text: str
 ) -> list[Message]:
-    """One user message through the tool loop; the history to continue from."""
-    messages = [*history, Message.user(text)] if history else session.opening(text)
-    loop = run_loop(
-        session.provider,
-        messages,
-        session.router,
-        settings,
-        max_tool_rounds=session.max_tool_rounds,
-    )
-    async with aclosing(loop) as events:
-        async for event in events:
-            if isinstance(event, LoopFinished):
-                console.print()
-                render_pending(event)
-                if event.stop_reason == "round_limit":
-                    err_console.print(
-                        f"[yellow]warning:[/] the model used all {event.rounds} tool rounds"
-                        " (raise runtime.max_tool_rounds to allow more)"
-                    )
-                return list(event.messages)
-            render_event(event)
-    return messages
+    """One user message through the tool loop; the history to continue from (it opens with
+    the config's prompts, which the service adds to the first turn only)."""
+    turn = dataclasses.replace(request, messages=[*history, Message.user(text)])
+    finished = await answer(state, turn, quiet=False)
+    if finished.stop_reason == "round_limit":
+        err_console.print(
+            f"[yellow]warning:[/] the model used all {finished.rounds} tool rounds"
+            " (raise runtime.max_tool_rounds to allow more)"
+        )
+    return list(finished.messages)
 
 
-async def _show_tools(session: ChatSession) -> None:
-    tools = await session.router.list_tools(refresh=True)
+async def _show_tools(state: ServiceState, request: ChatRequest) -> None:
+    tools = await chat_tools(state, request)
     if not tools:
         console.print("no tools (start with --tools PATH, or add mcp.servers to the config)")
     print_tools(tools)

@@ -68,7 +68,7 @@ def serve(
     """Serve the OpenAI (/v1) and Ollama (/api) APIs with server-side MCP tools, /mcp and /a2a."""
     import uvicorn
 
-    from farmhand.server.app import create_app
+    from farmhand.assembly import create_app
     from farmhand.service.database import prepare_store
 
     with user_errors():

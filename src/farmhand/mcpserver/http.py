@@ -1,6 +1,6 @@
 """farmhand's MCP tools over streamable HTTP at /mcp, inside the `farmhand serve` app.
 
-Wiring (what `server/app.py` does with it):
+Wiring (what `farmhand.assembly.create_app` does with it):
 
     mcp = mcp_endpoint(lambda: state, llama=...)
     routes = [..., *mcp.routes]                 # Route("/mcp"), before any catch-all

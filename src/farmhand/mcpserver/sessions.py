@@ -33,10 +33,9 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from farmhand.config.limits import McpSessionsConfig
+from farmhand.service.state import CLIENT_KEY
 
 SESSION_HEADER = b"mcp-session-id"
-CLIENT_KEY = "farmhand.client"
-"""Where the API gate notes which key a request was let in with (a digest of it)."""
 INVALID_REQUEST = -32600
 
 

@@ -259,19 +259,84 @@ class ChatSession:
         await self._stack.aclose()
 
     def opening(self, user_prompt: str) -> list[Message]:
-        messages = [Message.system(self.system_prompt)] if self.system_prompt else []
-        return [*messages, Message.user(user_prompt)]
+        return list(with_system_prompt(self.system_prompt, [Message.user(user_prompt)]))
 
 
-def tool_settings(config: FarmhandConfig, *, jit: bool | None = None) -> ToolSettings:
+def tool_settings(
+    config: FarmhandConfig,
+    *,
+    jit: bool | None = None,
+    tool_timeout: float | None = None,
+    jit_max_tools: int | None = None,
+    jit_connect_eager: bool | None = None,
+) -> ToolSettings:
+    """The config's `runtime:` tool settings, with what the caller sets (a request's fields,
+    `farmhand run --jit`) in their place."""
     runtime = config.runtime
     return ToolSettings(
-        tool_timeout=runtime.tool_timeout,
+        tool_timeout=tool_timeout or runtime.tool_timeout,
         max_tool_result_chars=runtime.max_tool_result_chars,
         saved_results=runtime.saved_results,
         jit_tools=runtime.jit_tools if jit is None else jit,
-        jit_max_tools=runtime.jit_max_tools,
-        jit_connect_eager=runtime.jit_connect_eager,
+        jit_max_tools=jit_max_tools or runtime.jit_max_tools,
+        jit_connect_eager=runtime.jit_connect_eager
+        if jit_connect_eager is None
+        else jit_connect_eager,
+    )
+
+
+@dataclass(frozen=True)
+class ChatSetup:
+    """What the config says one chat of `model` gets, the same for every face (the HTTP
+    dialects, the MCP and A2A faces, the CLI, the Python API): its prompts (`prompts:`), its
+    tool settings and round limit (`runtime:`), its own tools (inline `tools:`, then the
+    caller's) and farmhand's (`rag_query` over its `rag:`). Built by `chat_setup`."""
+
+    model: ModelConfig
+    system_prompt: str | None
+    tools: ToolSettings
+    max_tool_rounds: int
+    client_tools: list[ToolDefinition]
+    builtin: list[Toolset]
+
+    def opening(self, messages: Sequence[Message]) -> Sequence[Message]:
+        return with_system_prompt(self.system_prompt, messages)
+
+
+def with_system_prompt(prompt: str | None, messages: Sequence[Message]) -> Sequence[Message]:
+    """`messages` with the model's prompts first: one system message, the prompts' text
+    before the caller's own system message. A conversation that already starts with them (a
+    history continued, a stored conversation) is returned as it is."""
+    if not prompt:
+        return messages
+    first = messages[0] if messages else None
+    if first is None or first.role != "system":
+        return [Message.system(prompt), *messages]
+    if first.content.startswith(prompt):
+        return messages
+    return [Message.system(f"{prompt}\n\n{first.content}"), *messages[1:]]
+
+
+def chat_setup(
+    config: FarmhandConfig,
+    model: ModelConfig,
+    *,
+    tools: ToolSettings | None = None,
+    max_tool_rounds: int | None = None,
+    client_tools: Sequence[ToolDefinition] = (),
+    home: Path | None = None,
+    context_for: ContextFor | None = None,
+) -> ChatSetup:
+    """The one builder of a chat's setup from the config (see ChatSetup); `tools` and
+    `max_tool_rounds` replace the config's (`tool_settings` merges a caller's settings);
+    `home` and `context_for` as in `rag_toolsets`."""
+    return ChatSetup(
+        model=model,
+        system_prompt=config.system_prompt(model),
+        tools=tools or tool_settings(config),
+        max_tool_rounds=max_tool_rounds or config.runtime.max_tool_rounds,
+        client_tools=[*model.tool_definitions(), *client_tools],
+        builtin=rag_toolsets(model, home, context_for),
     )
 
 
@@ -281,7 +346,6 @@ def session_for(
     *,
     extra_servers: Sequence[McpServerConfig] = (),
     folder_servers: Sequence[McpServerConfig] = (),
-    extra_system: str | None = None,
     model_path: Path | None = None,
     client_tools: Sequence[ToolDefinition] = (),
     load: LlamaLoader | None = None,
@@ -295,7 +359,7 @@ def session_for(
     model = config.model(model_name, catalog=True)
     if chat_template_file is not None:
         model = with_template_file(model, chat_template_file)
-    prompt = "\n\n".join(p for p in (config.system_prompt(model), extra_system) if p) or None
+    setup = chat_setup(config, model, tools=tool_settings(config, jit=jit))
     return ChatSession(
         load_provider=lambda: provider_for(
             model, model_path=model_path, load=load, progress=progress
@@ -303,13 +367,13 @@ def session_for(
         servers=[*config.servers_for(model), *extra_servers, *folder_servers],
         folder_servers=frozenset(s.name for s in folder_servers),
         model=model,
-        system_prompt=prompt,
-        tool_timeout=config.runtime.tool_timeout,
-        max_tool_rounds=config.runtime.max_tool_rounds,
-        client_tools=client_tools,
-        tools=tool_settings(config, jit=jit),
+        system_prompt=setup.system_prompt,
+        tool_timeout=setup.tools.tool_timeout,
+        max_tool_rounds=setup.max_tool_rounds,
+        client_tools=client_tools,  # the session adds the model's own first
+        tools=setup.tools,
         asker=asker,
-        builtin=rag_toolsets(model),
+        builtin=setup.builtin,
     )
 
 

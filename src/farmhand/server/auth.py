@@ -22,12 +22,12 @@ from collections.abc import Iterable
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from farmhand.errors import AuthError, ConfigError, RequestError, TooLargeError
-from farmhand.mcpserver.sessions import CLIENT_KEY
 from farmhand.server.browser_guard import OPEN_PATHS
 from farmhand.server.dialect_registry import error_body_for_path
 from farmhand.server.errors import error_response
 from farmhand.server.eval_reports_api import is_report_path
 from farmhand.server.json_body import load_json, remember
+from farmhand.service.state import CLIENT_KEY
 
 API_KEYS_VARIABLE = "FARMHAND_API_KEYS"
 MAX_BODY_VARIABLE = "FARMHAND_MAX_REQUEST_BYTES"

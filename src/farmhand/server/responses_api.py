@@ -26,11 +26,11 @@ from farmhand.server.json_body import json_object
 from farmhand.server.json_response import JSONResponse
 from farmhand.server.route_state import service_state
 from farmhand.server.streaming import EventStream, SSEEvent, StreamItem
+from farmhand.service.chat import Asker
 from farmhand.service.mcp_chat import McpChatEvent, may_ask, run_mcp_chat
 from farmhand.service.parked import ChatEvent, RunningChat
 from farmhand.service.responses_store import StoredResponse
 from farmhand.service.state import ServiceState
-from farmhand.toolsets.mcp.elicitation import Asker
 
 MAX_LISTED_ITEMS = 100
 

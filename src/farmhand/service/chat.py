@@ -7,12 +7,15 @@ policy for the servers a request brings, the pooled tool sessions, the tool_choi
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from contextlib import AsyncExitStack, aclosing, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import anyio
 
 from farmhand.config.models import McpServerConfig, ModelConfig
 from farmhand.errors import LoopError, ProviderError, RequestError, UnknownToolError
@@ -22,17 +25,19 @@ from farmhand.runtime.events import LoopEvent, LoopFinished, ReasoningChunk
 from farmhand.runtime.executor import ToolRouter
 from farmhand.runtime.loop import run_loop
 from farmhand.runtime.session import (
+    ChatSetup,
     ServerToolsets,
     ToolSettings,
+    chat_setup,
     open_router,
-    rag_toolsets,
     resolve_tool_choice,
     tool_settings,
 )
 from farmhand.service.state import ServiceState
 from farmhand.tools.definition import ToolDefinition
 from farmhand.toolsets.base import Toolset
-from farmhand.toolsets.mcp.elicitation import Asker, Refusal
+from farmhand.toolsets.mcp.elicitation import Asker as Asker  # the faces' name for it
+from farmhand.toolsets.mcp.elicitation import Refusal
 from farmhand.toolsets.mcp.known_servers import filesystem_server
 from farmhand.toolsets.mcp.policy import ServerRequest
 
@@ -45,7 +50,7 @@ class ChatRequest:
     the caller when called); `mcp_servers` and `tools_path` are what the request brings,
     held to the operator's request policy (`toolsets.mcp.policy`) before anything starts."""
 
-    model: str | None
+    model: str | ModelConfig | None
     messages: Sequence[Message]
     settings: GenerationSettings = field(default_factory=GenerationSettings)
     client_tools: Sequence[ToolDefinition] = ()
@@ -63,10 +68,17 @@ class ChatRequest:
     """Who answers the servers' questions and approvals during this chat: set by the
     Responses API, which pauses the chat and hands the question to its client
     (`service.parked`). None: no one can, and every question is refused, saying so."""
+    own_servers: Sequence[McpServerConfig] = ()
+    folder_servers: Sequence[McpServerConfig] = ()
+    """Servers a local face adds for its user (the Python API's `tools=[PATH]`, as
+    `farmhand run --tools PATH` finds them): trusted like the operator's, never from a
+    request; the folder servers read paths as the working directory's, and only read."""
     toolsets: Sequence[Toolset] = ()
-    """Toolsets the caller opened for this chat, offered beside its servers' (the Responses
-    API's `mcp` tools, `service.mcp_chat`); with them, once the rounds are spent the model
-    answers without tools (`run_loop`'s `answer_when_spent`)."""
+    """Toolsets the caller opened for this chat, offered beside its servers': the Python
+    API's functions, the Responses API's `mcp` tools (`service.mcp_chat`)."""
+    answer_when_spent: bool = False
+    """Once the rounds are spent, the model answers without tools (`run_loop`'s
+    `answer_when_spent`): the Responses API's `mcp` tools ask for it (`service.mcp_chat`)."""
 
 
 CANNOT_ASK = Refusal(
@@ -89,6 +101,14 @@ class ChatServers:
     @property
     def all(self) -> list[McpServerConfig]:
         return [*self.trusted, *self.outside, *self.folder]
+
+    def with_own(
+        self, servers: Sequence[McpServerConfig], folders: Sequence[McpServerConfig]
+    ) -> ChatServers:
+        """These servers, and those a local face adds for its user (`ChatRequest.own_servers`)."""
+        if not servers and not folders:
+            return self
+        return ChatServers([*self.trusted, *servers], self.outside, [*self.folder, *folders])
 
 
 def admit_servers(
@@ -152,25 +172,55 @@ def server_toolsets(
     )
 
 
-async def run_chat(state: ServiceState, request: ChatRequest) -> AsyncGenerator[LoopEvent, None]:
-    """The loop's events for one request; the last is LoopFinished. Raises FarmhandError
-    subclasses for what the caller got wrong (unknown model, refused server, ...)."""
+@dataclass(frozen=True)
+class ChatPlan:
+    """One chat, decided and admitted before anything starts: its model, its servers, and
+    what the config gives it (`chat_setup`, the builder every face shares)."""
+
+    model: ModelConfig
+    servers: ChatServers
+    setup: ChatSetup
+
+
+def plan_chat(state: ServiceState, request: ChatRequest) -> ChatPlan:
+    """The plan for `request`; FarmhandError for an unknown model or a refused server."""
     model = state.model_config(request.model)
     servers = admit_servers(
         state, state.config.servers_for(model), request.mcp_servers, request.tools_path
+    ).with_own(request.own_servers, request.folder_servers)
+    setup = chat_setup(
+        state.config,
+        model,
+        tools=tool_settings(
+            state.config,
+            jit=request.jit_tools,
+            tool_timeout=request.tool_timeout,
+            jit_max_tools=request.jit_max_tools,
+            jit_connect_eager=request.jit_connect_eager,
+        ),
+        max_tool_rounds=request.max_tool_rounds,
+        client_tools=request.client_tools,
+        home=state.home,
+        context_for=state.files.embedder,
     )
+    return ChatPlan(model, servers, setup)
+
+
+async def run_chat(state: ServiceState, request: ChatRequest) -> AsyncGenerator[LoopEvent, None]:
+    """The loop's events for one request; the last is LoopFinished. Raises FarmhandError
+    subclasses for what the caller got wrong (unknown model, refused server, ...)."""
+    plan = plan_chat(state, request)
+    model, servers, setup = plan.model, plan.servers, plan.setup
     provider = await state.provider(model)
-    runtime = state.config.runtime
-    rounds = request.max_tool_rounds or runtime.max_tool_rounds
     try:
-        async with _tools(state, request, model, servers) as (router, settings):
+        async with _tools(state, request, setup, servers) as (router, settings):
             loop = run_loop(
                 provider,
-                request.messages,
+                setup.opening(request.messages),
                 router,
                 settings,
-                max_tool_rounds=rounds,
-                answer_when_spent=bool(request.toolsets),
+                max_tool_rounds=setup.max_tool_rounds,
+                answer_when_spent=request.answer_when_spent,
             )
             async with aclosing(loop) as events:
                 async for event in events:
@@ -182,6 +232,41 @@ async def run_chat(state: ServiceState, request: ChatRequest) -> AsyncGenerator[
         # redirect's target) stays in the operator's log; the client gets a fixed reason.
         log.warning("model %r of a project written through the API: %s", model.name, exc)
         raise ProviderError(exc.brief, brief=exc.brief) from None
+
+
+async def chat_tools(state: ServiceState, request: ChatRequest) -> list[ToolDefinition]:
+    """The tools a chat of `request` is offered now, asked afresh (`farmhand run`'s /tools)."""
+    plan = plan_chat(state, request)
+    async with _tools(state, request, plan.setup, plan.servers) as (router, _):
+        return await router.list_tools(refresh=True)
+
+
+async def start_chat(state: ServiceState, request: ChatRequest) -> None:
+    """Loads the model of `request` while its servers start in the pool, where the chat
+    finds both: a local face's first chat, whose two slowest steps need nothing from each
+    other. A server that fails to start is reported by the chat that uses it."""
+    plan = plan_chat(state, request)
+    tools = plan.setup.tools
+    lazy = tools.jit_tools and not tools.jit_connect_eager  # JIT starts them when found
+    from_request = {s.name for s in [*plan.servers.outside, *plan.servers.folder]}
+
+    async def start(server: McpServerConfig) -> None:
+        connection = state.pool.connection(server, from_request=server.name in from_request)
+        with contextlib.suppress(Exception):  # the chat that needs it says what failed
+            async with connection.session():
+                pass
+
+    failure: Exception | None = None
+    async with anyio.create_task_group() as group:
+        for server in [] if lazy else plan.servers.all:
+            group.start_soon(start, server)
+        try:
+            await state.provider(plan.model)
+        except Exception as exc:  # raised as it is, not in an exception group
+            failure = exc
+            group.cancel_scope.cancel()
+    if failure is not None:
+        raise failure
 
 
 @dataclass(frozen=True)
@@ -212,31 +297,18 @@ async def complete_chat(state: ServiceState, request: ChatRequest) -> ChatOutcom
 
 @asynccontextmanager
 async def _tools(
-    state: ServiceState, request: ChatRequest, model: ModelConfig, servers: ChatServers
+    state: ServiceState, request: ChatRequest, setup: ChatSetup, servers: ChatServers
 ) -> AsyncIterator[tuple[ToolRouter, GenerationSettings]]:
     """The chat's tools, and its settings with the tool_choice resolved against them."""
-    # The operator's `runtime:` settings, where the request leaves them unset.
-    configured = tool_settings(state.config)
-    settings = ToolSettings(
-        tool_timeout=request.tool_timeout or configured.tool_timeout,
-        max_tool_result_chars=configured.max_tool_result_chars,
-        saved_results=configured.saved_results,
-        jit_tools=configured.jit_tools if request.jit_tools is None else request.jit_tools,
-        jit_max_tools=request.jit_max_tools or configured.jit_max_tools,
-        jit_connect_eager=configured.jit_connect_eager
-        if request.jit_connect_eager is None
-        else request.jit_connect_eager,
-    )
     async with AsyncExitStack() as stack:
         # Every server, with JIT discovery or not, is a pooled session: configured ones stay
         # connected across requests, and those from outside are bounded by the pool.
-        opener = server_toolsets(state, servers, settings, request.allowed_tools, request.asker)
-        client_tools = [*model.tool_definitions(), *request.client_tools]
-        builtin = [*rag_toolsets(model, state.home, state.files.embedder), *request.toolsets]
-        router = await open_router(stack, opener, servers.all, client_tools, builtin)
+        opener = server_toolsets(state, servers, setup.tools, request.allowed_tools, request.asker)
+        builtin = [*setup.builtin, *request.toolsets]
+        router = await open_router(stack, opener, servers.all, setup.client_tools, builtin)
         try:
             choice = resolve_tool_choice(
-                request.settings.tool_choice, await router.list_tools(), jit=settings.jit_tools
+                request.settings.tool_choice, await router.list_tools(), jit=setup.tools.jit_tools
             )
         except UnknownToolError as exc:  # the client named it: its mistake, a 400
             raise RequestError(str(exc), param="tool_choice") from None

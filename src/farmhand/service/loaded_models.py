@@ -12,6 +12,7 @@ using them is done; a load that fails frees what it took (`providers.llamacpp`).
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -84,6 +85,12 @@ def loaded_models(config: EngineConfig) -> LoadedModels:
         budget_bytes(config.memory_mib),
         EngineLimits(max_queue=config.max_queue, stall_timeout=config.stall_timeout),
     )
+
+
+def unbounded_models() -> LoadedModels:
+    """The registry of a command that loads the one model it was asked for (the CLI): no
+    budget to refuse it by, as before there was a service under it."""
+    return LoadedModels(sys.maxsize)
 
 
 @dataclass

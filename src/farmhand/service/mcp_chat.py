@@ -114,7 +114,10 @@ async def _mcp_chat(
                 result = ToolResult(call.id, call.name, DENIED.format(reason=reason), True)
             messages = with_result(messages, result)
         chat = dataclasses.replace(
-            request, messages=messages, toolsets=[*request.toolsets, *opened.toolsets]
+            request,
+            messages=messages,
+            toolsets=[*request.toolsets, *opened.toolsets],
+            answer_when_spent=bool(opened.toolsets),  # the model answers from their results
         )
         async with aclosing(run_chat(state, chat)) as events:
             async for event in events:

@@ -1,25 +1,33 @@
 """What every request handler shares: the config, the providers, the MCP pool.
 
-Built by `create_app` (no module-level state) and kept on `app.state.farmhand`.
+Built in one place (`ServiceState.for_config`) and run in one place (`running`, or both at
+once: `async with ServiceState.open(config) as state`), whatever face serves it: the HTTP
+app keeps it on `app.state.farmhand`, `farmhand mcp serve`, the CLI and the Python API hold
+it for as long as they run. No module-level state.
 """
 
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import Any
+
+import anyio
 
 from farmhand.config.models import FarmhandConfig, ModelConfig
 from farmhand.errors import ConfigError, UnknownModelError
+from farmhand.paths import farmhand_home
 from farmhand.providers.base import Provider
 from farmhand.providers.factory import provider_for
 from farmhand.providers.llamacpp import SERVED_N_PARALLEL
 from farmhand.runtime.questions import PendingAnswers
 from farmhand.service.agent_tasks import AgentTaskStore
 from farmhand.service.eval_reports import EvalReports
-from farmhand.service.loaded_models import LoadedModels
+from farmhand.service.loaded_models import LoadedModels, loaded_models
 from farmhand.service.model_files import LoadedModel, ModelFiles
 from farmhand.service.model_memory import budget_bytes
 from farmhand.service.parked import ChatRunner, HandCall
@@ -30,6 +38,10 @@ from farmhand.toolsets.mcp.policy import KnownServers, RequestPolicy, known_serv
 from farmhand.toolsets.mcp.pool import MCPPool
 
 ProviderFactory = Callable[[ModelConfig], Provider]
+
+CLIENT_KEY = "farmhand.client"
+"""Where the API gate notes in a request's scope which key it was let in with (a digest of
+it), for what is bounded or kept per client (/mcp sessions, A2A tasks)."""
 
 
 def default_provider_factory(model: ModelConfig) -> Provider:
@@ -49,6 +61,9 @@ class ServiceState:
     responses: ResponseStore | None = None
     # A2A tasks' whole records (`agent_tasks.py`), same file, opened on first use.
     agent_tasks: AgentTaskStore | None = None
+    catalog: bool = False
+    """A local face (the Python API): a model name may be one of the catalog's too, as
+    in `farmhand chat -m NAME`."""
     outside_config: bool = False
     """The config came from a client (a project written through the API), not the operator:
     its MCP servers are held to the request policy like a request's own."""
@@ -57,8 +72,8 @@ class ServiceState:
     answers: PendingAnswers = field(default_factory=PendingAnswers)
     """The questions chats wait on for a Responses client's answer (`service.parked`)."""
     chats: ChatRunner | None = None
-    """The chats that may outlive their request (paused on a question); opened with the
-    app's lifespan (`open_chats`)."""
+    """The chats that may outlive their request (paused on a question); opened by
+    `running()`."""
     hand_questions: dict[str, HandCall] = field(default_factory=dict)
     """Calls by hand (the playground's tool form) waiting on their server's question, by
     the question's id (`service.hand_call`)."""
@@ -67,11 +82,77 @@ class ServiceState:
     models: LoadedModels = field(default_factory=lambda: LoadedModels(budget_bytes(None)))
     """The loaded models, under the memory budget; projects share the server's."""
 
-    def model_config(self, name: str | None) -> ModelConfig:
-        """The configured model called `name` (the default one for None or ""); ConfigError
-        names the models there are (UnknownModelError, a 404 over HTTP)."""
+    @classmethod
+    def for_config(
+        cls,
+        config: FarmhandConfig,
+        *,
+        home: Path | None = None,
+        provider_factory: ProviderFactory | None = None,
+        api_keys: frozenset[str] = frozenset(),
+        models: LoadedModels | None = None,
+    ) -> ServiceState:
+        """The state `config` describes, for every face alike: the MCP pool with the
+        `server.request_servers` bounds, the questions' timeout, the models under
+        `server.engine`'s budget (`models`: another registry, e.g. the CLI's unbounded one).
+        Nothing runs until `running()`."""
+        return cls(
+            config=config,
+            answers=PendingAnswers(timeout=config.server.question_timeout),
+            home=home or farmhand_home(),
+            pool=MCPPool(
+                call_timeout=config.runtime.tool_timeout,
+                request_idle_timeout=config.server.request_servers.idle_timeout,
+                max_request_servers=config.server.request_servers.max_alive,
+            ),
+            provider_factory=provider_factory or default_provider_factory,
+            api_keys=api_keys,
+            models=models or loaded_models(config.server.engine),
+        )
+
+    @classmethod
+    @asynccontextmanager
+    async def open(
+        cls, config: FarmhandConfig, home: Path | None = None, **built: Any
+    ) -> AsyncIterator[ServiceState]:
+        """`for_config` (`built`: its other arguments) and `running` in one: the state,
+        running until the block ends."""
+        state = cls.for_config(config, home=home, **built)
+        async with state.running():
+            yield state
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        """Runs what the state owns: the MCP pool, the chats that may pause, the keep_alive
+        sweep; on exit (also when the block fails) the paused chats end first, then the
+        pool's sessions and their servers, then the providers and the stores."""
+        failure: Exception | None = None
         try:
-            return self.config.model(name or None)
+            async with (
+                self.pool,  # outlives the chats: paused ones end first
+                self.chat_runner(),
+                anyio.create_task_group() as tg,
+            ):
+                tg.start_soon(self.models.sweep_forever)  # keep_alive, without a request
+                try:
+                    yield
+                except Exception as exc:  # the block's own, raised below as it is
+                    failure = exc  # (through the task group it would be an exception group)
+                tg.cancel_scope.cancel()
+        finally:
+            with anyio.CancelScope(shield=True):
+                await self.aclose()
+        if failure is not None:
+            raise failure
+
+    def model_config(self, name: str | ModelConfig | None) -> ModelConfig:
+        """The configured model called `name` (the default one for None or ""); ConfigError
+        names the models there are (UnknownModelError, a 404 over HTTP). A ModelConfig is
+        one a local face chose itself (the CLI's `--model-path`), used as it is."""
+        if isinstance(name, ModelConfig):
+            return name
+        try:
+            return self.config.model(name or None, catalog=self.catalog)
         except ConfigError as exc:
             if name and name not in self.model_names():
                 raise UnknownModelError(str(exc)) from None
@@ -111,8 +192,8 @@ class ServiceState:
         return self.models.unload(model)
 
     def chat_runner(self) -> ChatRunner:
-        """The runner of the chats that may pause; built on first use, opened by the app's
-        lifespan (`async with state.chat_runner()`)."""
+        """The runner of the chats that may pause; built on first use, opened by
+        `running()`."""
         if self.chats is None:
             self.chats = ChatRunner(self.answers)
         return self.chats

@@ -8,7 +8,9 @@ backend understands (a grammar, a backend's tool_choice, leaving the tools out).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, cast
+
+from farmhand.errors import ConfigError
 
 ToolChoiceMode = Literal["auto", "none", "required", "tool"]
 
@@ -28,6 +30,17 @@ class ToolChoice:
     @classmethod
     def tool(cls, name: str) -> ToolChoice:
         return cls("tool", name)
+
+    @classmethod
+    def parse(cls, value: str, what: str = "tool_choice") -> ToolChoice:
+        """`auto`, `none`, `required`, or a tool's name (which the model must then call), as
+        a user writes it (`what`: where, for the error)."""
+        value = value.strip()
+        if value in ("auto", "none", "required"):
+            return cls(cast(ToolChoiceMode, value))
+        if not value:
+            raise ConfigError(f"{what} needs auto, none, required or a tool name")
+        return cls.tool(value)
 
     def __str__(self) -> str:
         return f"tool {self.name!r}" if self.name else self.mode
