@@ -12,9 +12,9 @@ import pytest
 from starlette.routing import Route
 from tests.support.live import scripted_config
 
+from farmhand.assembly import create_app
 from farmhand.dialects.api_error import ApiError
 from farmhand.dialects.openai.errors import openai_body
-from farmhand.server.app import create_app
 from farmhand.server.dialect_registry import (
     DIALECTS,
     DialectSpec,
