@@ -65,6 +65,17 @@ async def test_a_question_with_a_python_function_as_a_tool(tmp_path: Path) -> No
     assert [m.role for m in answer.messages] == ["system", "user", "assistant", "tool", "assistant"]
 
 
+async def test_functions_keep_the_round_limits_own_rule(tmp_path: Path) -> None:
+    # `ChatRequest.toolsets` carries both these functions and the Responses API's `mcp`
+    # tools; only the latter make the turn after the last round go without tools.
+    turns = [call("shipping_days", {"country": "NO"}), answer_with_result("Days: ")]
+    with ScriptedBackend(turns) as backend:
+        async with farmhand.Runtime(write_config(tmp_path, backend.url)) as rt:
+            answer = await rt.chat("How long to Norway?", tools=[shipping_days], max_tool_rounds=1)
+    assert answer.text == "Days: 2"
+    assert [offered(r) for r in backend.requests] == [["shipping_days"], ["shipping_days"]]
+
+
 async def test_a_function_called_wrongly_or_failing_is_an_error_the_model_reads(
     tmp_path: Path,
 ) -> None:
