@@ -111,6 +111,8 @@ async def test_concurrent_chats_answer_as_they_do_one_after_another(
     assert alone[0][1] and alone[0][1][0][0] == "get_weather"  # the chats did call
     assert alone[1][1] and alone[1][1][0][0] == "convert_currency"
     assert alone[2][0] and not alone[2][1]
+    # The model fences both Oslo and Rome calls in one ```json block: no stray fence as text.
+    assert alone[3][0].strip() == ""
 
 
 async def test_a_shared_head_is_computed_once(provider: LlamaCppProvider) -> None:

@@ -92,6 +92,31 @@ def test_fenced_json_reply_is_a_call() -> None:
     assert text_of(events) == ""
 
 
+@pytest.mark.parametrize("step", [1, 2, 7, 1000])
+def test_one_fence_around_several_calls_closes_after_the_last(step: int) -> None:
+    # What the default model writes for "the weather in Oslo and in Rome" at temperature 0.
+    other = '{"name": "filesystem:read_file", "arguments": {"path": "/tmp/x/a"}}'
+    for opener in ("```json\n", "```\n"):
+        events = parse(f"{opener}{CALL}\n{other}\n```\n", step=step)
+        assert [c.name for c in calls_of(events)] == [
+            "filesystem:list_directory",
+            "filesystem:read_file",
+        ]
+        assert text_of(events).strip() == ""
+    tagged = f"```\n<tool_call>{CALL}</tool_call>\n<tool_call>{other}</tool_call>\n```"
+    assert len(calls_of(parse(tagged, step=step))) == 2
+    assert text_of(parse(tagged, step=step)).strip() == ""
+
+
+def test_text_after_a_fence_of_calls_is_text() -> None:
+    events = parse(f"```json\n{CALL}\n```\nListing now.")
+    assert len(calls_of(events)) == 1
+    assert text_of(events).strip() == "Listing now."
+    events = parse(f"```json\n{CALL}\nListing now.")  # the fence never closed
+    assert len(calls_of(events)) == 1
+    assert text_of(events).strip() == "Listing now."
+
+
 def test_fenced_call_after_prose_keeps_the_prose() -> None:
     events = parse(f"I will list it:\n```json\n{CALL}\n```\n")
     assert text_of(events) == "I will list it:\n"

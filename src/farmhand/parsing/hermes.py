@@ -78,12 +78,28 @@ class HermesParser(FamilyParser):
         self._held = False  # the current object is judged whole before it is announced
         self._ticks = 0  # backticks that end the text so far
         self._in_code = False  # the text so far opened a code block it has not closed
+        # A fence opened around a call is still open when the next call follows at once
+        # (```json {call} {call} ```): that call closes it.
+        self._fence_open = False
         self.shape = ""
         """The wrapper the last call came in (`SHAPES`, or the tag it was in)."""
 
     # The modes: each consumes from self.buf and returns False when it needs more input.
 
     def _in_text(self, final: bool) -> bool:
+        fence_open, self._fence_open = self._fence_open, False
+        if fence_open:
+            starts = (TOOL_CALL_TAG, *OTHER_TAGS, "{")
+            marker = next((t for t in starts if self.buf.startswith(t)), None)
+            if marker is None and not final and any(t.startswith(self.buf) for t in starts):
+                self._fence_open = True  # a tag cut by the chunk: wait for the rest
+                return False
+            opened = marker is not None and self._try_open(0, marker, final, in_fence=True)
+            if opened:
+                return True
+            if opened is None:
+                self._fence_open = True
+                return False
         search_from = 0
         positions: dict[str, int] = {}
         while True:
@@ -106,11 +122,14 @@ class HermesParser(FamilyParser):
                 return True
             search_from = index + 1
 
-    def _try_open(self, index: int, marker: str, final: bool) -> bool | None:
+    def _try_open(
+        self, index: int, marker: str, final: bool, *, in_fence: bool = False
+    ) -> bool | None:
         """Open a call at `index` if one starts there: True if opened, False if this is text,
-        None when more input is needed to tell."""
+        None when more input is needed to tell. `in_fence`: a fence the last call opened is
+        still open around this one."""
         rest = self.buf[index:]
-        fence = False
+        fence = in_fence
         if marker == FENCE:
             opener = next((o for o in FENCE_OPENERS if rest.startswith(o)), None)
             if opener is None:
@@ -350,6 +369,8 @@ class HermesParser(FamilyParser):
                 self.buf = self.buf[len(closer) :]
             elif closer.startswith(self.buf) and not final:
                 return False
+            elif closer == FENCE and len(self._closers) == 1:
+                self._fence_open = True  # another call may follow inside the same fence
             self._closers.pop(0)
 
     def _emit_text(self, end: int) -> None:
