@@ -16,6 +16,7 @@ from farmhand.models.assemble import ensure_model
 from farmhand.models.catalog import DEFAULT_MODEL
 from farmhand.providers.base import GenerationSettings
 from farmhand.providers.llamacpp import LlamaCppProvider
+from farmhand.providers.llamacpp.batch import MIN_SHARED
 from farmhand.providers.llamacpp.load import load_llama
 from farmhand.providers.llamacpp.sampling import Sampling
 from farmhand.tools.choice import ToolChoice
@@ -184,3 +185,33 @@ def test_a_step_reading_a_long_prompt_gives_way_and_is_read_again(
         batch.yield_to = engine_check
     assert none == 0 and abandoned == 1
     assert again == steady
+
+
+def test_a_new_sequence_keeps_a_slot_whose_head_it_shares_else_takes_the_oldest(
+    provider: LlamaCppProvider,
+) -> None:
+    """Slot choice (no decoding: `open` only picks the slot and trims its cells): a prompt
+    takes the free slot holding the longest head it shares; a head shorter than MIN_SHARED
+    tokens (a chat template's first line) decides nothing, and the least recently used slot
+    is taken, so the heads other chats will come back for stay."""
+    batch = provider.batch
+    assert batch is not None
+    prompt = provider.tokenize(provider.render([SYSTEM, Message.user("Hello there.")], []))
+    other = [t + 1 for t in prompt]  # shares nothing with `prompt`
+    batch.forget()
+    slots = batch.slots
+    try:
+        for last_used, slot in zip([50, 10, 30, 40], slots, strict=True):
+            slot.held, slot.last_used = list(other), last_used
+        slots[0].held = list(prompt[: MIN_SHARED - 1]) + other[: MIN_SHARED - 1]
+        generation = batch.open(prompt, Sampling(temperature=0))
+        assert generation.slot is slots[1]  # the oldest: a short shared head decides nothing
+        assert len(generation.pending) == len(prompt)
+        batch.close(generation)
+        slots[2].held = list(prompt[: MIN_SHARED + 4])
+        generation = batch.open(prompt, Sampling(temperature=0))
+        assert generation.slot is slots[2]  # it keeps the head it shares
+        assert len(generation.pending) == len(prompt) - (MIN_SHARED + 4)
+        batch.close(generation)
+    finally:
+        batch.forget()  # the held lists above were never computed: drop them
