@@ -16,7 +16,9 @@ from farmhand.models.assemble import ensure_model
 from farmhand.models.catalog import DEFAULT_MODEL
 from farmhand.providers.base import GenerationSettings
 from farmhand.providers.llamacpp import LlamaCppProvider
+from farmhand.providers.llamacpp.batch import MIN_SHARED
 from farmhand.providers.llamacpp.load import load_llama
+from farmhand.providers.llamacpp.sampling import Sampling
 from farmhand.tools.choice import ToolChoice
 from farmhand.tools.definition import ToolDefinition
 
@@ -135,3 +137,81 @@ async def test_a_shared_head_is_computed_once(provider: LlamaCppProvider) -> Non
     # Each chat's own question is evaluated, the head at most once more (it may already
     # be held from the test before).
     assert processed < head + 8 * 40, (processed, head)
+
+
+def _first_token(provider: LlamaCppProvider, prompt: list[int]) -> tuple[int, int]:
+    """Read `prompt` in a fresh slot to its first greedy token: (token, steps abandoned)."""
+    batch = provider.batch
+    assert batch is not None
+    batch.forget()
+    generation = batch.open(prompt, Sampling(temperature=0))
+    abandoned = batch.abandoned_steps
+    try:
+        while not (produced := batch.step([generation])):
+            pass
+        return produced[0][1], batch.abandoned_steps - abandoned
+    finally:
+        batch.close(generation)
+
+
+def test_a_step_reading_a_long_prompt_gives_way_and_is_read_again(
+    provider: LlamaCppProvider,
+) -> None:
+    """A step that only reads a long prompt stops inside llama_decode when a request waits
+    for a slot; the chunk goes back to the prompt, and the prompt read again gives the
+    same first token as a prompt never stopped. (The engine is idle: this thread steps.)"""
+    batch = provider.batch
+    assert batch is not None
+    text = " ".join(f"Line {i}: the tea harvest in region {i % 7} was good." for i in range(60))
+    prompt = provider.tokenize(provider.render([SYSTEM, Message.user(text)], []))
+    assert len(prompt) > 3 * batch.prompt_chunk
+    engine_check = batch.yield_to
+    try:
+        batch.yield_to = lambda: False
+        steady, none = _first_token(provider, prompt)
+        asked = iter([True, True])  # two steps give way, then a newcomer has its slot
+        batch.yield_to = lambda: next(asked, False)
+        batch.forget()
+        generation = batch.open(prompt, Sampling(temperature=0))
+        try:
+            pending, held = list(generation.pending), list(generation.slot.held)
+            assert batch.step([generation]) == []  # abandoned at its first node
+            assert (generation.pending, generation.slot.held) == (pending, held)
+        finally:
+            batch.close(generation)
+        batch.yield_to = lambda: next(asked, False)
+        again, abandoned = _first_token(provider, prompt)
+    finally:
+        batch.yield_to = engine_check
+    assert none == 0 and abandoned == 1
+    assert again == steady
+
+
+def test_a_new_sequence_keeps_a_slot_whose_head_it_shares_else_takes_the_oldest(
+    provider: LlamaCppProvider,
+) -> None:
+    """Slot choice (no decoding: `open` only picks the slot and trims its cells): a prompt
+    takes the free slot holding the longest head it shares; a head shorter than MIN_SHARED
+    tokens (a chat template's first line) decides nothing, and the least recently used slot
+    is taken, so the heads other chats will come back for stay."""
+    batch = provider.batch
+    assert batch is not None
+    prompt = provider.tokenize(provider.render([SYSTEM, Message.user("Hello there.")], []))
+    other = [t + 1 for t in prompt]  # shares nothing with `prompt`
+    batch.forget()
+    slots = batch.slots
+    try:
+        for last_used, slot in zip([50, 10, 30, 40], slots, strict=True):
+            slot.held, slot.last_used = list(other), last_used
+        slots[0].held = list(prompt[: MIN_SHARED - 1]) + other[: MIN_SHARED - 1]
+        generation = batch.open(prompt, Sampling(temperature=0))
+        assert generation.slot is slots[1]  # the oldest: a short shared head decides nothing
+        assert len(generation.pending) == len(prompt)
+        batch.close(generation)
+        slots[2].held = list(prompt[: MIN_SHARED + 4])
+        generation = batch.open(prompt, Sampling(temperature=0))
+        assert generation.slot is slots[2]  # it keeps the head it shares
+        assert len(generation.pending) == len(prompt) - (MIN_SHARED + 4)
+        batch.close(generation)
+    finally:
+        batch.forget()  # the held lists above were never computed: drop them

@@ -233,6 +233,47 @@ async def test_slots_step_together_in_one_batch() -> None:
     engine.close()
 
 
+async def test_a_long_step_learns_that_a_request_waits_for_a_free_slot() -> None:
+    """`admission_waiting` is what llama.cpp's abort callback asks during a step that reads
+    a long prompt: true once a request waits and a slot is free, so the step gives way and
+    the newcomer joins the next one."""
+    polls: list[bool] = []
+    batches: list[list[str]] = []
+
+    def stepper(generations: list[Any]) -> list[tuple[Any, Any]]:
+        names = sorted(g for g in generations)
+        batches.append(names)
+        if names == ["long"]:
+            for _ in range(1000):  # a step of up to 10 s, polled as llama.cpp polls
+                polls.append(engine.admission_waiting())
+                if polls[-1]:
+                    return []  # gave way: nothing sampled, asked again
+                time.sleep(0.01)
+        return [(g, f"{g}-token") for g in generations]
+
+    engine = Engine("m", slots=2, stepper=stepper)
+    got: dict[str, str] = {}
+    long_step_started = anyio.Event()
+
+    async def chat(name: str) -> None:
+        async with engine.turn() as turn:
+            if name == "long":
+                long_step_started.set()
+            got[name] = await turn.step(name)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(chat, "long")
+        await long_step_started.wait()
+        while not polls:  # the long step is in flight
+            await anyio.sleep(0.01)
+        group.start_soon(chat, "short")
+    assert got == {"long": "long-token", "short": "short-token"}
+    assert polls[0] is False and polls[-1] is True  # nobody waited, then the short chat
+    assert batches[-1] == ["long", "short"]  # the newcomer joined the step read again
+    assert not engine.admission_waiting()
+    engine.close()
+
+
 def test_an_exiting_process_frees_its_models_first(tmp_path: Any) -> None:
     """Replays the exit-time abort: a turn still holds the engine and freeing the model takes
     a while on the engine's daemon thread when the main thread returns. The process must

@@ -16,15 +16,18 @@ generate, a short prompt joins at once and a long one pauses, reading a `prompt_
 after the streams had `READ_PAUSE` seconds to themselves, so a question that arrives beside
 a 12k-token prompt is answered at about its own pace), decodes it once, and samples each
 sequence whose logits are ready with its own sampler (its own grammar, call gate steer and
-seed: `sampling.build_sampler`).
+seed: `sampling.build_sampler`). A step that only reads long prompts is abandoned when a new
+request waits for a slot (`yield_to`, through llama.cpp's abort callback): the newcomer
+need not wait seconds for a chunk of someone else's prompt, and the chunk is read again.
 
 Blocking, not thread-safe: only the model's engine thread calls it (`engine.py`).
 """
 
 from __future__ import annotations
 
+import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,6 +51,9 @@ PROMPT_CHUNK = 128
 # them (a short tool call, about 20 tokens, finishes inside it).
 READ_PAUSE = 4.0
 MIN_SHARED = 16  # a head shorter than this is cheaper to compute than to share
+DECODE_ABORTED = 2  # llama_decode's code when the abort callback stopped it
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -148,6 +154,12 @@ class BatchedContext:
         self._clock = 0
         self.processed: Processed | None = None  # the provider's count of evaluated tokens
         self.generations: list[Generation] = []  # open, oldest first
+        # Set by the engine: whether a request waits for a slot. Checked by llama.cpp
+        # between the graph's nodes, only during steps that read long prompts alone.
+        self.yield_to: Callable[[], bool] | None = None
+        self._abort_check = llama_cpp.ggml_abort_callback(lambda _data: self._should_yield())
+        self._no_abort_check = llama_cpp.ggml_abort_callback(0)
+        self.abandoned_steps = 0
         llama._stack.callback(self._free_batch)
 
     def open(
@@ -249,7 +261,6 @@ class BatchedContext:
     def step(self, sequences: Sequence[Generation]) -> list[tuple[Generation, int]]:
         """One llama_decode over every sequence given; the tokens sampled for those whose
         prompt is read (the others read a chunk of it and come again)."""
-        import llama_cpp
 
         batch = self.batch
         batch.n_tokens = 0
@@ -261,6 +272,8 @@ class BatchedContext:
         # With nobody generating, a step reads at most a chunk of prompt.
         room = self.n_batch if generating else self.prompt_chunk
         now = time.monotonic()
+        taken: list[tuple[Generation, int, list[int]]] = []  # what to undo if abandoned
+        only_long_prompts = not generating
         for sequence in [*generating, *reading]:
             take = batch_share(
                 len(sequence.pending),
@@ -284,6 +297,8 @@ class BatchedContext:
                 batch.seq_id[index][0] = sequence.slot.seq_id
                 batch.logits[index] = 0
                 batch.n_tokens += 1
+            only_long_prompts &= len(sequence.pending) > self.prompt_chunk
+            taken.append((sequence, start, sequence.pending[:take]))
             sequence.slot.held.extend(sequence.pending[:take])
             del sequence.pending[:take]
             decoded.append(sequence)
@@ -293,7 +308,10 @@ class BatchedContext:
                 ready.append((sequence, batch.n_tokens - 1))
         if batch.n_tokens == 0:
             return []
-        code = llama_cpp.llama_decode(self.llama._ctx.ctx, batch)
+        code = self._decode(batch, abortable=only_long_prompts and self.yield_to is not None)
+        if code == DECODE_ABORTED:
+            self._abandon(taken)
+            return []
         if code != 0:
             for sequence in decoded:  # their KV cannot be trusted: their turns fail
                 self._remove(sequence.slot, 0)
@@ -308,6 +326,38 @@ class BatchedContext:
             sequence.pending = [token]
             sampled.append((sequence, token))
         return sampled
+
+    def _decode(self, batch: Any, *, abortable: bool) -> int:
+        import llama_cpp
+
+        ctx = self.llama._ctx.ctx
+        if not abortable:
+            return int(llama_cpp.llama_decode(ctx, batch))
+        llama_cpp.llama_set_abort_callback(ctx, self._abort_check, None)
+        try:
+            return int(llama_cpp.llama_decode(ctx, batch))
+        finally:
+            llama_cpp.llama_set_abort_callback(ctx, self._no_abort_check, None)
+
+    def _should_yield(self) -> bool:
+        try:
+            return self.yield_to is not None and self.yield_to()
+        except Exception:  # raised into C it would be printed and read as False anyway
+            return False
+
+    def _abandon(self, taken: list[tuple[Generation, int, list[int]]]) -> None:
+        """Undo a step llama.cpp stopped: the chunks go back to their prompts (llama.cpp
+        dropped the cells it had not finished; those it had are dropped here)."""
+        import llama_cpp
+
+        self.abandoned_steps += 1
+        done = time.monotonic()
+        for sequence, start, chunk in taken:
+            llama_cpp.llama_memory_seq_rm(self.memory, sequence.slot.seq_id, start, -1)
+            del sequence.slot.held[start:]
+            sequence.pending[:0] = chunk
+            sequence.read_at = done
+        log.debug("a step reading %d prompts gave way to a waiting request", len(taken))
 
     def _waits(self, fresh: Generation) -> bool:
         """Whether `fresh` waits this step for an older generation that is computing the

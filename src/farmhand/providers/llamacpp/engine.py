@@ -197,6 +197,12 @@ class Engine:
                 max_queue=self.limits.max_queue,
             )
 
+    def admission_waiting(self) -> bool:
+        """Whether a request waits for a slot that is free: the step in flight may give way.
+        Called from llama.cpp's compute thread without the lock (a stale answer costs one
+        step either way)."""
+        return bool(self._waiting) and len(self._active) < self.slots
+
     @property
     def busy(self) -> bool:
         """Whether a turn holds or awaits the engine (a busy model is never evicted)."""

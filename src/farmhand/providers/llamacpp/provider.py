@@ -132,6 +132,8 @@ class LlamaCppProvider:
             slots=n_parallel,
             stepper=self.batch.step if self.batch is not None else None,
         )
+        if self.batch is not None:  # a long prompt's step gives way to a waiting request
+            self.batch.yield_to = self.engine.admission_waiting
         self._special = special_tokens(llama)
         self._is_end = end_of_generation_check(llama)
         self._end_tokens = end_tokens(llama, self._is_end)
