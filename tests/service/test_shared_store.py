@@ -120,7 +120,7 @@ def test_agent_tasks_round_trip(store: str | None, tmp_path: Path) -> None:
 
 def test_migrations_apply_once(postgres_server: str) -> None:
     url = fresh_database(postgres_server)
-    assert migrate(url) == ["0001_stores", "0002_task_replicas"]
+    assert migrate(url) == ["0001_stores", "0002_task_replicas", "0003_parked_questions"]
     assert migrate(url) == []  # idempotent: nothing left to apply
     with psycopg.connect(url) as conn:
         tables = {
