@@ -121,11 +121,13 @@ class ProjectExistsError(RequestError):
 
 
 class AnswerError(FarmhandError):
-    """An answer names no open question (`unknown`), or does not fit the question's form."""
+    """An answer names no open question (`unknown`), or a question another replica holds
+    (`elsewhere`), or does not fit the question's form."""
 
-    def __init__(self, message: str, *, unknown: bool = False) -> None:
+    def __init__(self, message: str, *, unknown: bool = False, elsewhere: bool = False) -> None:
         super().__init__(message)
         self.unknown = unknown
+        self.elsewhere = elsewhere
 
 
 class UnknownModelError(ConfigError):

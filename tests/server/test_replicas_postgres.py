@@ -5,11 +5,13 @@ reaches the other through files; the model is the scripted OpenAI-compatible bac
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
+from typing import Any
 
 import httpx
 import psycopg
@@ -17,8 +19,16 @@ import pytest
 import yaml
 from tests.support.postgres import fresh_database, postgres_server
 from tests.support.real_servers import free_port
-from tests.support.scripted_backend import ScriptedBackend, model_config, say
+from tests.support.scripted_backend import (
+    ScriptedBackend,
+    answer_with_result,
+    call,
+    model_config,
+    say,
+)
 from tests.support.serve_process import serving
+
+from farmhand.service.database_types import MIGRATIONS
 
 __all__ = ["postgres_server"]  # the session fixture, used by name below
 
@@ -26,6 +36,20 @@ __all__ = ["postgres_server"]  # the session fixture, used by name below
 class Replicas:
     def __init__(self, a: str, b: str, backend: ScriptedBackend, store: str) -> None:
         self.a, self.b, self.backend, self.store = a, b, backend, store
+
+
+def serve_replicas(stack: ExitStack, tmp_path: Path, config: dict[str, Any]) -> list[str]:
+    """Two `farmhand serve` processes on `config`, each with its own home; their URLs."""
+    urls = []
+    for name in ("a", "b"):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "farmhand.yaml").write_text(yaml.safe_dump(config))
+        port = free_port()
+        env = {"FARMHAND_API_KEYS": "", "FARMHAND_HOME": str(folder / "home")}
+        stack.enter_context(serving("--port", str(port), cwd=folder, env=env))
+        urls.append(f"http://127.0.0.1:{port}")
+    return urls
 
 
 @pytest.fixture
@@ -36,22 +60,15 @@ def replicas(postgres_server: str, tmp_path: Path) -> Iterator[Replicas]:
         backend_host = backend.url.split("/")[2]  # a project written through the API may use it
         server = {"store": store, "backend_hosts": [backend_host]}
         config = {"runtime": {"models": [model_config(backend.url)]}, "server": server}
-        urls = []
-        for name in ("a", "b"):
-            folder = tmp_path / name
-            folder.mkdir()
-            (folder / "farmhand.yaml").write_text(yaml.safe_dump(config))
-            port = free_port()
-            env = {"FARMHAND_API_KEYS": "", "FARMHAND_HOME": str(folder / "home")}
-            stack.enter_context(serving("--port", str(port), cwd=folder, env=env))
-            urls.append(f"http://127.0.0.1:{port}")
-        yield Replicas(urls[0], urls[1], backend, store)
+        a, b = serve_replicas(stack, tmp_path, config)
+        yield Replicas(a, b, backend, store)
 
 
 def test_two_replicas_on_one_postgresql_behave_as_one_server(replicas: Replicas) -> None:
     with psycopg.connect(replicas.store) as conn:  # migrated as serve started, before a request
         applied = conn.execute("SELECT migration_id FROM _yoyo_migration").fetchall()
-        assert applied == [("0001_stores",)]
+        every = sorted(path.stem for path in (MIGRATIONS / "postgresql").glob("*.sql"))
+        assert [row[0] for row in applied] == every and "0001_stores" in every
         assert conn.execute("SELECT COUNT(*) FROM responses").fetchone() == (0,)
     first = httpx.post(
         f"{replicas.a}/v1/responses",
@@ -132,3 +149,56 @@ def test_serve_stops_with_a_clear_error_when_the_store_cannot_be_used(tmp_path: 
     assert done.returncode != 0
     assert "server.store: cannot use the PostgreSQL database" in done.stderr
     assert "Traceback" not in done.stderr and "hunter2secret" not in done.stderr
+
+
+ASKING = Path(__file__).parents[1] / "toolsets" / "mcp" / "servers" / "asking_server.py"
+
+
+def test_a_question_answered_through_the_other_replica_is_a_409_naming_its_replica(
+    postgres_server: str, tmp_path: Path
+) -> None:
+    """A chat paused on an approval lives in the replica that runs it (its call is in
+    flight there): the other replica answers 409 naming where it waits, and the answer sent
+    there is taken. (docs/serve.md: sticky sessions.)"""
+    store = fresh_database(postgres_server)
+    gate = {
+        "name": "gate",
+        "command": sys.executable,
+        "args": [str(ASKING)],
+        "require_approval": "always",
+    }
+    turns = [call("gate:wipe", {"target": "barn"}), answer_with_result()]
+    with ScriptedBackend(turns) as backend, ExitStack() as stack:
+        config = {
+            "mcp": {"servers": [gate]},
+            "runtime": {"models": [model_config(backend.url)]},
+            "server": {"store": store},
+        }
+        a, b = serve_replicas(stack, tmp_path, config)
+        asked = httpx.post(
+            f"{a}/v1/responses", json={"model": "scripted", "input": "Wipe the barn"}, timeout=60
+        )
+        assert asked.status_code == 200, asked.text
+        question = asked.json()["output"][-1]
+        assert question["type"] == "mcp_approval_request"
+        answer = {
+            "model": "scripted",
+            "previous_response_id": asked.json()["id"],
+            "input": [
+                {
+                    "type": "mcp_approval_response",
+                    "approval_request_id": question["id"],
+                    "approve": True,
+                }
+            ],
+        }
+        wrong = httpx.post(f"{b}/v1/responses", json=answer, timeout=60)
+        assert wrong.status_code == 409, wrong.text
+        message = wrong.json()["error"]["message"]
+        assert question["id"] in message and "sticky sessions" in message
+        assert f"{socket.gethostname()}:" in message  # the replica that holds it
+        right = httpx.post(f"{a}/v1/responses", json=answer, timeout=60)  # still open there
+        assert right.status_code == 200, right.text
+        assert "wiped barn" in str(right.json()["output"])
+        again = httpx.post(f"{b}/v1/responses", json=answer, timeout=60)
+        assert again.status_code == 404  # answered: no replica holds it any more

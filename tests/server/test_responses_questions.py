@@ -28,7 +28,8 @@ from farmhand.service.state import ServiceState
 from farmhand.tools.definition import ToolDefinition
 
 ASKING = Path(__file__).parents[1] / "toolsets" / "mcp" / "servers" / "asking_server.py"
-TIMEOUT = 2.0  # seconds a question waits here: short, so the unanswered one ends soon
+TIMEOUT = 8.0  # seconds a question waits here: short, so the unanswered one ends soon,
+# long enough that a loaded CI machine answers the others in time (2 s was not, at load 4)
 
 
 def asking(name: str, **extra: Any) -> McpServerConfig:

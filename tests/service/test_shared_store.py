@@ -4,6 +4,9 @@ migrations, and the `server.store` setting's checks."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,7 +22,7 @@ from farmhand.service.agent_tasks import AgentTaskQuery, AgentTaskRow, AgentTask
 from farmhand.service.postgres import migrate, shared_postgres
 from farmhand.service.projects import ProjectStore
 from farmhand.service.responses_store import ResponseStore
-from farmhand.service.tasks import DATABASE_NAME, TaskStore
+from farmhand.service.tasks import DATABASE_NAME, INTERRUPTED, TaskStore
 
 __all__ = ["postgres_server"]  # the session fixture, used by name below
 
@@ -117,7 +120,7 @@ def test_agent_tasks_round_trip(store: str | None, tmp_path: Path) -> None:
 
 def test_migrations_apply_once(postgres_server: str) -> None:
     url = fresh_database(postgres_server)
-    assert migrate(url) == ["0001_stores"]
+    assert migrate(url) == ["0001_stores", "0002_task_replicas", "0003_parked_questions"]
     assert migrate(url) == []  # idempotent: nothing left to apply
     with psycopg.connect(url) as conn:
         tables = {
@@ -194,3 +197,65 @@ def test_projects_round_trip(store: str | None, tmp_path: Path) -> None:
     with pytest.raises(ProjectNotFoundError):
         projects.get("team", "one")
     assert (tmp_path / "projects" / "team" / "disk" / "farmhand.yaml").is_file()
+
+
+REPLICA = """
+import sys, time
+from pathlib import Path
+from farmhand.service.tasks import TaskStore
+tasks = TaskStore.in_home(Path(sys.argv[1]), sys.argv[2])
+tasks.start("long", "m", "openai")
+print("started", flush=True)
+time.sleep(600)
+"""
+
+
+def test_a_task_whose_replica_was_killed_is_failed_by_the_others(
+    postgres_server: str, tmp_path: Path
+) -> None:
+    """A replica killed (-9) mid-task: its PostgreSQL session ends and with it the lock that
+    says it runs, so another replica reports the task failed instead of working forever;
+    a live replica's task stays working."""
+    url = fresh_database(postgres_server)
+    here = TaskStore.in_home(tmp_path, url)
+    here.start("mine", "m", "openai")
+    replica = subprocess.Popen(
+        [sys.executable, "-c", REPLICA, str(tmp_path / "other"), url],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert replica.stdout is not None and replica.stdout.readline().strip() == "started"
+        running = here.get("long")
+        assert running is not None and running.status == "working"  # it is alive
+        assert here.fail_unfinished() == 0
+    finally:
+        replica.kill()
+        replica.wait()
+    for _ in range(100):  # the server ends the dead session's lock when it notices
+        gone = here.get("long")
+        assert gone is not None
+        if gone.status != "working":
+            break
+        time.sleep(0.1)
+    assert (gone.status, gone.error) == ("failed", INTERRUPTED)
+    mine = here.get("mine")
+    assert mine is not None and mine.status == "working"  # this replica's own: left alone
+    here.close()
+
+
+def test_a_server_starting_fails_the_tasks_of_replicas_that_are_gone(
+    postgres_server: str, tmp_path: Path
+) -> None:
+    url = fresh_database(postgres_server)
+    with psycopg.connect(url, autocommit=True) as conn:
+        migrate(url)
+        conn.execute(
+            "INSERT INTO tasks (id, status, model, dialect, created_at, updated_at, replica)"
+            " VALUES ('orphan', 'working', 'm', 'openai', 0, 0, 12345)"
+        )
+    starting = TaskStore.in_home(tmp_path, url)
+    assert starting.fail_unfinished() == 1
+    orphan = starting.get("orphan")
+    assert orphan is not None and orphan.status == "failed"
+    starting.close()

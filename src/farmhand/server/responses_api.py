@@ -160,6 +160,8 @@ def _answer(state: ServiceState, conversation: Conversation) -> RunningChat | No
         return state.chat_runner().answer(given.id, given.action, given.content, given.reason)
     except AnswerError as exc:  # the question stays open: the client may answer again
         status, code = (404, "not_found") if exc.unknown else (400, None)
+        if exc.elsewhere:  # sent to the wrong replica: the question waits in another
+            status, code = 409, "conflict"
         raise RequestError(str(exc), param="input", code=code, status=status) from None
 
 

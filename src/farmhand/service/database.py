@@ -34,10 +34,15 @@ def open_database(path: Path, store: str | None = None) -> Database:
     """The database for `store` (a PostgreSQL URL, shared by the stores that name it), or
     else the SQLite file at `path` (one connection per store, WAL journal)."""
     if store is not None and is_postgresql(store):
-        from farmhand.service.postgres import shared_postgres  # psycopg only when used
-
-        return shared_postgres(store)
+        return open_shared_database(store)
     return SqliteDatabase(Path(store) if store else path)
+
+
+def open_shared_database(url: str) -> Database:
+    """The PostgreSQL database at `url`, one pool per process for every store naming it."""
+    from farmhand.service.postgres import shared_postgres  # psycopg only when used
+
+    return shared_postgres(url)
 
 
 def prepare_store(store: str | None) -> None:

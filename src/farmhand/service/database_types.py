@@ -34,10 +34,16 @@ class Database:
     several as one."""
 
     dialect: Dialect
+    replica: int | None = None
+    """This process among the replicas that share the database (None: it is not shared)."""
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> Result:
         with self.transaction() as tx:
             return tx.execute(sql, params)
+
+    def replica_alive(self, replica: int) -> bool:
+        """Whether the replica `replica` still runs (a store no other process shares: yes)."""
+        return True
 
     @contextmanager
     def transaction(self) -> Iterator[Executor]:

@@ -34,6 +34,7 @@ from farmhand.errors import AnswerError
 from farmhand.runtime.events import InputRequested, LoopEvent
 from farmhand.runtime.questions import PendingAnswers, QuestionRelay
 from farmhand.service.mcp_events import ChatEvent, McpChatEvent
+from farmhand.service.question_holders import QuestionHolders
 from farmhand.toolsets.mcp.elicitation import Action, Answer, Asker
 
 __all__ = ["ANSWERS", "ChatEvent", "ChatFactory", "ChatRunner", "HandCall", "RunningChat"]
@@ -74,8 +75,10 @@ class ChatRunner:
     """The service's running chats, and the questions they are parked on. `async with`
     for the app's lifespan: chats still running when it ends are cancelled."""
 
-    def __init__(self, answers: PendingAnswers) -> None:
+    def __init__(self, answers: PendingAnswers, holders: QuestionHolders | None = None) -> None:
         self.answers = answers
+        self.holders = holders
+        """Where replicas sharing a store record the questions they hold (None: no others)."""
         self._group: TaskGroup | None = None
         self._parked: dict[str, RunningChat] = {}
         self._running: set[RunningChat] = set()
@@ -137,7 +140,7 @@ class ChatRunner:
             running.finished = True
             self._running.discard(running)
             if running.parked_on is not None:  # timed out, nobody reads: drop the rest
-                self._parked.pop(running.parked_on, None)
+                self._unpark(running.parked_on)
                 running.events.close()
 
     async def read(self, running: RunningChat) -> AsyncGenerator[ChatEvent, None]:
@@ -154,6 +157,8 @@ class ChatRunner:
                 if isinstance(item, InputRequested):
                     running.parked_on = item.id
                     self._parked[item.id] = running
+                    if self.holders is not None:
+                        self.holders.park(item.id)
                     parked = True
                 yield item
                 if parked:
@@ -163,10 +168,16 @@ class ChatRunner:
                 running.scope.cancel()
                 running.events.close()  # read to its end or left: nobody reads it again
 
+    def _unpark(self, question_id: str) -> RunningChat | None:
+        running = self._parked.pop(question_id, None)
+        if running is not None and self.holders is not None:
+            self.holders.release(question_id)
+        return running
+
     def drop(self, question_id: str) -> bool:
         """Cancel the chat parked on `question_id` (its client gave up on it); False when
         none is."""
-        running = self._parked.pop(question_id, None)
+        running = self._unpark(question_id)
         if running is None:
             return False
         self.answers.discard(question_id)
@@ -186,6 +197,14 @@ class ChatRunner:
         AnswerError (`unknown`) when no chat waits on it; AnswerError when the content does
         not fit the question's form (the question stays open)."""
         running = self._parked.get(question_id)
+        holder = self.holders.elsewhere(question_id) if running is None and self.holders else None
+        if holder is not None:
+            raise AnswerError(
+                f"question {question_id!r} waits in replica {holder}, not in this one: send"
+                " the answer there (a load balancer in front of several replicas must keep a"
+                " client's Responses requests on one replica: sticky sessions)",
+                elsewhere=True,
+            )
         if running is None:
             raise AnswerError(
                 f"no open question {question_id!r}: it was answered already, timed out, or"
@@ -195,6 +214,6 @@ class ChatRunner:
         if action not in ANSWERS:
             raise AnswerError(f'the action must be "accept", "decline" or "cancel", not {action!r}')
         self.answers.answer(question_id, Answer(ANSWERS[action], content, reason))
-        del self._parked[question_id]
+        self._unpark(question_id)
         running.parked_on = None
         return running

@@ -2,6 +2,11 @@
 connection pool per URL, shared by the stores of a process, its schema brought up to date
 by yoyo-migrations when it is first opened.
 
+Each process that opens the database is a replica with a random id, and holds a session-level
+advisory lock on it for as long as it lives, on a connection of its own: when a replica dies,
+even by kill -9, PostgreSQL ends its session and the lock goes, so the others can tell its
+unfinished work will never finish (`replica_alive`) without a heartbeat of their own.
+
 yoyo rather than alembic: its migrations are plain SQL files with an order and a lock
 table, it drives psycopg 3 directly, and it needs no ORM or SQLAlchemy engine, which
 farmhand has nowhere else.
@@ -9,6 +14,7 @@ farmhand has nowhere else.
 
 from __future__ import annotations
 
+import secrets
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -24,6 +30,8 @@ from farmhand.service.database_types import MIGRATIONS, Database, Dialect, Execu
 
 POOL_SIZE = 8
 CONNECT_TIMEOUT = 10.0
+# The advisory locks' first key: farmhand's replicas, apart from other users of the database.
+REPLICA_LOCKS = 0x66686E64  # "fhnd"
 _shared: dict[str, PostgresDatabase] = {}
 _shared_lock = threading.Lock()
 
@@ -79,6 +87,15 @@ class PostgresDatabase(Database):
             name="farmhand-store",
         )
         self.pool.open(wait=True, timeout=CONNECT_TIMEOUT)
+        self.replica = secrets.randbits(31)
+        try:
+            self._liveness = psycopg.connect(
+                url, autocommit=True, connect_timeout=int(CONNECT_TIMEOUT)
+            )
+            self._liveness.execute("SELECT pg_advisory_lock(%s, %s)", (REPLICA_LOCKS, self.replica))
+        except BaseException:
+            self.pool.close()
+            raise
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> Result:
         with self.pool.connection() as conn:
@@ -89,6 +106,15 @@ class PostgresDatabase(Database):
         with self.pool.connection() as conn, conn.transaction():
             yield _PgExecutor(conn)
 
+    def replica_alive(self, replica: int) -> bool:
+        """Whether `replica` still holds its lock (this process holds its own, on another
+        session, so it is alive to itself too)."""
+        with self.pool.connection() as conn, conn.transaction():
+            row = conn.execute(
+                "SELECT pg_try_advisory_xact_lock(%s, %s)", (REPLICA_LOCKS, replica)
+            ).fetchone()
+        return not (row and row[0])
+
     def close(self) -> None:
         with _shared_lock:
             self.users -= 1
@@ -96,6 +122,7 @@ class PostgresDatabase(Database):
                 return
             _shared.pop(self.url, None)
         self.pool.close()
+        self._liveness.close()
 
 
 def shared_postgres(url: str) -> PostgresDatabase:

@@ -31,6 +31,7 @@ from farmhand.service.loaded_models import LoadedModels, loaded_models
 from farmhand.service.model_files import LoadedModel, ModelFiles
 from farmhand.service.model_memory import budget_bytes
 from farmhand.service.parked import ChatRunner, HandCall
+from farmhand.service.question_holders import QuestionHolders
 from farmhand.service.responses_store import ResponseStore
 from farmhand.service.tasks import TaskStore
 from farmhand.toolsets.mcp.definitions import load_definitions
@@ -195,7 +196,7 @@ class ServiceState:
         """The runner of the chats that may pause; built on first use, opened by
         `running()`."""
         if self.chats is None:
-            self.chats = ChatRunner(self.answers)
+            self.chats = ChatRunner(self.answers, QuestionHolders.shared(self.config.server.store))
         return self.chats
 
     def task_store(self) -> TaskStore:
@@ -220,6 +221,9 @@ class ServiceState:
         return self.agent_tasks
 
     async def aclose(self) -> None:
+        if self.chats is not None and self.chats.holders is not None:
+            self.chats.holders.close()
+            self.chats.holders = None
         if self.agent_tasks is not None:
             self.agent_tasks.close()
             self.agent_tasks = None

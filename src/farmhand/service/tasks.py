@@ -37,6 +37,20 @@ CREATE TABLE IF NOT EXISTS tasks (
 )
 """
 
+_START = (
+    "INSERT INTO tasks (id, status, model, dialect, created_at, updated_at, error)"
+    " VALUES (?, 'working', ?, ?, ?, ?, NULL)"
+    " ON CONFLICT(id) DO UPDATE SET status='working', model=excluded.model,"
+    " dialect=excluded.dialect, updated_at=excluded.updated_at, error=NULL"
+)
+_START_SHARED = (  # the replica that runs it, too
+    "INSERT INTO tasks (id, status, model, dialect, created_at, updated_at, error, replica)"
+    " VALUES (?, 'working', ?, ?, ?, ?, NULL, ?)"
+    " ON CONFLICT(id) DO UPDATE SET status='working', model=excluded.model,"
+    " dialect=excluded.dialect, updated_at=excluded.updated_at, error=NULL,"
+    " replica=excluded.replica"
+)
+
 
 def new_task_id() -> str:
     return str(uuid.uuid4())
@@ -92,28 +106,40 @@ class TaskStore:
 
     def fail_unfinished(self) -> int:
         """Mark tasks still working as failed: a server calls this when it starts, since a
-        task its previous run left working will never finish now. Returns how many. A shared
-        store's working tasks may be another replica's, still running: they are left."""
+        task its previous run left working will never finish now. Returns how many. In a
+        shared store, only those of replicas that no longer run (others' are still running)."""
         if self.shared:
-            return 0
+            rows = self._db.execute(
+                "SELECT DISTINCT replica FROM tasks WHERE status='working' AND replica IS NOT NULL"
+            ).rows
+            return sum(self._fail_if_gone(replica) for (replica,) in rows)
         cursor = self._db.execute(
             "UPDATE tasks SET status='failed', updated_at=?, error=? WHERE status='working'",
             (time.time(), INTERRUPTED),
         )
         return cursor.rowcount
 
+    def _fail_if_gone(self, replica: int, task_id: str | None = None) -> int:
+        """Fail the working tasks (or the one task) of `replica` if it no longer runs."""
+        if replica == self._db.replica or self._db.replica_alive(replica):
+            return 0
+        one = " AND id=?" if task_id is not None else ""
+        cursor = self._db.execute(
+            "UPDATE tasks SET status='failed', updated_at=?, error=?"
+            f" WHERE status='working' AND replica=?{one}",
+            (time.time(), INTERRUPTED, replica, *([task_id] if task_id is not None else [])),
+        )
+        return cursor.rowcount
+
     def start(self, task_id: str | None, model: str, dialect: str) -> Task:
         """A task in status working: a new one, or the client's own `task_id` again (its
-        creation time kept, its error cleared)."""
+        creation time kept, its error cleared); in a shared store, marked as this replica's."""
         now = time.time()
         task_id = task_id or new_task_id()
-        self._db.execute(
-            "INSERT INTO tasks (id, status, model, dialect, created_at, updated_at, error)"
-            " VALUES (?, 'working', ?, ?, ?, ?, NULL)"
-            " ON CONFLICT(id) DO UPDATE SET status='working', model=excluded.model,"
-            " dialect=excluded.dialect, updated_at=excluded.updated_at, error=NULL",
-            (task_id, model, dialect, now, now),
-        )
+        if self.shared:
+            self._db.execute(_START_SHARED, (task_id, model, dialect, now, now, self._db.replica))
+        else:
+            self._db.execute(_START, (task_id, model, dialect, now, now))
         task = self.get(task_id)
         assert task is not None
         return task
@@ -128,13 +154,19 @@ class TaskStore:
         return self.get(task_id)
 
     def get(self, task_id: str) -> Task | None:
+        """The task; in a shared store, one whose replica died while it worked is failed
+        first (it will never finish)."""
+        replica = ", replica" if self.shared else ""
         row = self._db.execute(
-            "SELECT id, status, model, dialect, created_at, updated_at, error"
+            f"SELECT id, status, model, dialect, created_at, updated_at, error{replica}"
             " FROM tasks WHERE id=?",
             (task_id,),
         ).one()
         if row is None:
             return None
+        foreign = replica and row[1] == "working" and row[7] is not None
+        if foreign and self._fail_if_gone(row[7], task_id):
+            return self.get(task_id)
         status = row[1] if row[1] in TASK_STATUSES else "failed"
         return Task(row[0], cast(TaskStatus, status), row[2], row[3], row[4], row[5], row[6])
 
