@@ -150,8 +150,9 @@ async def open_router(
     log.debug("MCP servers for this chat: %d %s", len(servers), [s.name for s in servers])
     toolsets = [*builtin, *await opener.enter_all(stack, servers)]
     router = ToolRouter(toolsets, client_tools=client_tools)
-    names = [t.name for t in await router.list_tools()]
-    log.debug("tools offered to the model: %d %s", len(names), names)
+    if log.isEnabledFor(logging.DEBUG):  # listed here for the log alone; the chat lists them
+        names = [t.name for t in await router.list_tools()]
+        log.debug("tools offered to the model: %d %s", len(names), names)
     return router
 
 
@@ -213,51 +214,41 @@ class ChatSetup:
     builtin: list[Toolset]
 
     def opening(self, messages: Sequence[Message]) -> Sequence[Message]:
-        return with_system_prompt(self.system_prompt, messages)
-
-
-def with_system_prompt(prompt: str | None, messages: Sequence[Message]) -> Sequence[Message]:
-    """`messages` with the model's prompts first: one system message, the prompts' text
-    before the caller's own system message. A conversation that already starts with them (a
-    history continued, a stored conversation) is returned as it is."""
-    if not prompt:
-        return messages
-    first = messages[0] if messages else None
-    if first is None or first.role != "system":
-        return [Message.system(prompt), *messages]
-    if first.content.startswith(prompt):
-        return messages
-    return [Message.system(f"{prompt}\n\n{first.content}"), *messages[1:]]
+        """`messages` with the model's prompts first: one system message, the prompts' text
+        before the caller's own system message. A conversation that already starts with them
+        (a history continued, a stored conversation) is returned as it is."""
+        prompt = self.system_prompt
+        if not prompt:
+            return messages
+        first = messages[0] if messages else None
+        if first is None or first.role != "system":
+            return [Message.system(prompt), *messages]
+        if first.content.startswith(prompt):
+            return messages
+        return [Message.system(f"{prompt}\n\n{first.content}"), *messages[1:]]
 
 
 def chat_setup(
     config: FarmhandConfig,
     model: ModelConfig,
     *,
-    tools: ToolSettings | None = None,
+    tools: ToolSettings,
     max_tool_rounds: int | None = None,
     client_tools: Sequence[ToolDefinition] = (),
     home: Path | None = None,
     context_for: ContextFor | None = None,
 ) -> ChatSetup:
-    """The one builder of a chat's setup from the config (see ChatSetup); `tools` and
-    `max_tool_rounds` replace the config's (`tool_settings` merges a caller's settings);
-    `home` and `context_for` as in `rag_toolsets`."""
+    """The one builder of a chat's setup from the config (see ChatSetup); `tools`: the
+    config's tool settings with the caller's in their place (`tool_settings`);
+    `max_tool_rounds` replaces the config's. Farmhand's own tool for the model is
+    `rag_query` over the collections its `rag:` lists (none: no tool), its library under
+    `home`, questions embedded by each collection's own model (`context_for`: the
+    service's contexts)."""
     return ChatSetup(
         model=model,
         system_prompt=config.system_prompt(model),
-        tools=tools or tool_settings(config),
+        tools=tools,
         max_tool_rounds=max_tool_rounds or config.runtime.max_tool_rounds,
         client_tools=[*model.tool_definitions(), *client_tools],
-        builtin=rag_toolsets(model, home, context_for),
+        builtin=[RagToolset(home_library(home, context_for), model.rag)] if model.rag else [],
     )
-
-
-def rag_toolsets(
-    model: ModelConfig, home: Path | None = None, context_for: ContextFor | None = None
-) -> list[Toolset]:
-    """The `rag_query` tool over the collections `model` lists (none: no tool); questions
-    are embedded by each collection's own model (`context_for`: the service's contexts)."""
-    if not model.rag:
-        return []
-    return [RagToolset(home_library(home, context_for), model.rag)]
