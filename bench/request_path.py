@@ -20,11 +20,11 @@ enters the app to its last byte. Numbers:
   new stay; code outside farmhand in between does not);
 - returns: stays in a file the request had already left before.
 
-Run it on two trees to compare them, e.g. against a base commit:
+Against a base commit, in the same run (`--baseline`: that tree's `src`, run in a child
+process; prints both and each count's ratio, this tree's over the base's):
 
     git archive BASE src | tar -x -C /tmp/base
-    PYTHONPATH=/tmp/base/src .venv/bin/python bench/request_path.py
-    PYTHONPATH=src .venv/bin/python bench/request_path.py
+    PYTHONPATH=src .venv/bin/python bench/request_path.py --baseline /tmp/base/src
 
 `--stream` traces a streamed request (SSE) instead; `--files` lists the files in the order
 first entered, with the number of stays in each. The counts are of code, not of time: they
@@ -34,7 +34,10 @@ are the same on a busy machine.
 from __future__ import annotations
 
 import argparse
+import json
 import logging
+import os
+import subprocess
 import sys
 import tempfile
 from collections import Counter
@@ -126,21 +129,52 @@ async def walk(stream: bool) -> Walk:
     return seen
 
 
+def counts(seen: Walk) -> dict[str, int]:
+    return {
+        "files": len(set(seen.stays)),
+        "functions": len(seen.functions),
+        "frames": seen.frames,
+        "stays": len(seen.stays),
+        "returns": seen.returns,
+    }
+
+
+def baseline(src: str, stream: bool) -> dict[str, int]:
+    """The counts of the tree at `src`, from a child process that imports it."""
+    env = {**os.environ, "PYTHONPATH": src}
+    args = [sys.executable, __file__, "--json", *(["--stream"] if stream else [])]
+    run = subprocess.run(args, env=env, capture_output=True, text=True, check=False)
+    if run.returncode != 0:
+        sys.exit(f"the baseline at {src} failed:\n{run.stderr[-2000:]}")
+    found: dict[str, int] = json.loads(run.stdout.strip().splitlines()[-1])
+    return found
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--stream", action="store_true", help="trace a streamed request")
     parser.add_argument("--files", action="store_true", help="list the files on the path")
+    parser.add_argument("--baseline", metavar="SRC", help="another tree's src to compare")
+    parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     logging.disable(logging.INFO)  # the lifespan's and the client's notes are not the output
     seen = anyio.run(walk, args.stream)
-    files = list(dict.fromkeys(seen.stays))
+    mine = counts(seen)
+    if args.json:
+        print(json.dumps(mine))
+        return
     kind = "streamed" if args.stream else "whole"
     print(f"POST /v1/chat/completions ({kind} answer), farmhand at {PACKAGE}")
-    print(f"files {len(files)}  functions {len(seen.functions)}  frames {seen.frames}")
-    print(f"stays {len(seen.stays)}  returns {seen.returns}")
+    print("  ".join(f"{name} {value}" for name, value in mine.items()))
+    if args.baseline:
+        base = baseline(args.baseline, args.stream)
+        print(f"baseline at {args.baseline}")
+        print("  ".join(f"{name} {value}" for name, value in base.items()))
+        ratios = (f"{name} {mine[name] / base[name]:.2f}" for name in mine)
+        print("ratio (this / baseline): " + "  ".join(ratios))
     if args.files:
         stays = Counter(seen.stays)
-        for name in files:
+        for name in dict.fromkeys(seen.stays):
             print(f"  {stays[name]:3d}  {name}")
 
 
