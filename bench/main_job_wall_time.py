@@ -112,24 +112,33 @@ def _farmhand_job(question: str, seed: int, temperature: float | None) -> dict[s
     """What `farmhand chat --tools examples QUESTION` does, recording every model turn."""
     import anyio
 
+    from farmhand.cli.service import command_model
     from farmhand.config.loader import find_config, load_config
-    from farmhand.messages import Finish
+    from farmhand.messages import Finish, Message
     from farmhand.prompting.templates import message_to_template_dict
     from farmhand.providers.base import GenerationSettings
-    from farmhand.runtime.loop import run_to_completion
-    from farmhand.runtime.session import session_for
+    from farmhand.providers.factory import provider_for
+    from farmhand.service.chat import ChatRequest, complete_chat, start_chat
+    from farmhand.service.loaded_models import unbounded_models
+    from farmhand.service.state import ServiceState
     from farmhand.toolsets.mcp.known_servers import filesystem_server
 
     config = load_config(find_config(None))
-    session = session_for(config, None, folder_servers=[filesystem_server(Path("examples"))])
-    settings = GenerationSettings(temperature=temperature, seed=seed)
+    request = ChatRequest(
+        model=command_model(config, None),
+        messages=[Message.user(question)],
+        settings=GenerationSettings(temperature=temperature, seed=seed),
+        folder_servers=[filesystem_server(Path("examples"))],
+    )
     turns: list[dict[str, Any]] = []
+    loaded: list[Any] = []
 
     class Recording:
-        """The provider, noting each turn's messages, tools and completion length."""
+        """The provider, noting each turn's messages, tools and completion length (`inner`:
+        the service finds the embedded engine through it, as through any wrapper)."""
 
         def __init__(self, provider: Any) -> None:
-            self.provider = provider
+            self.inner = provider
             self.name = provider.name
 
         async def stream(self, messages: Any, tools: Any, turn_settings: Any) -> Any:
@@ -140,25 +149,27 @@ def _farmhand_job(question: str, seed: int, temperature: float | None) -> dict[s
                 "completion_tokens": 0,
             }
             turns.append(turn)
-            async for event in self.provider.stream(messages, tools, turn_settings):
+            async for event in self.inner.stream(messages, tools, turn_settings):
                 if isinstance(event, Finish):
                     turn["completion_tokens"] = event.usage.completion_tokens
                 yield event
 
         async def aclose(self) -> None:
-            await self.provider.aclose()
+            await self.inner.aclose()
+
+    def recorded(model: Any) -> Any:
+        loaded.append(provider_for(model))
+        return Recording(loaded[-1])
 
     async def job() -> dict[str, Any]:
-        async with session:  # the model loads here, as in the CLI, while the server starts
-            provider: Any = session.provider
-            result = await run_to_completion(
-                Recording(provider),
-                session.opening(question),
-                session.router,
-                settings,
-                max_tool_rounds=session.max_tool_rounds,
-            )
-            await provider.aclose()
+        # As `farmhand chat` runs it (cli/service.py): the model loads while the server
+        # starts, then the chat; the service closes both.
+        async with ServiceState.open(
+            config, provider_factory=recorded, models=unbounded_models()
+        ) as state:
+            await start_chat(state, request)
+            result = (await complete_chat(state, request)).finished
+        provider = loaded[0]
         return {
             "prompt_tokens": result.usage.prompt_tokens,
             "completion_tokens": result.usage.completion_tokens,

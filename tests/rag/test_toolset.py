@@ -1,5 +1,5 @@
 """The built-in `rag_query` tool: what a model is offered for its `rag:` collections, what
-a call returns (passages under citations), and how a session built from the config gets it."""
+a call returns (passages under citations), and how a chat set up from the config gets it."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ from farmhand.config import parse_config
 from farmhand.errors import ConfigError
 from farmhand.rag.library import Library
 from farmhand.rag.toolset import RagToolset
-from farmhand.runtime.session import session_for
+from farmhand.service.chat import ChatRequest, chat_tools
+from farmhand.service.state import ServiceState
 
 pytestmark = pytest.mark.anyio
 
@@ -78,11 +79,10 @@ async def test_a_model_with_rag_in_the_config_is_offered_rag_query(tmp_path: Pat
         "    - {name: reader, provider: openai, model: m, rag: [docs]}\n"
         "    - {name: plain, provider: openai, model: m}\n"
     )
-    async with session_for(config, "reader") as session:
-        names = [t.name for t in await session.router.list_tools()]
-    assert names == ["rag_query"]
-    async with session_for(config, "plain") as session:
-        assert await session.router.list_tools() == []
+    async with ServiceState.open(config, tmp_path) as state:
+        names = [t.name for t in await chat_tools(state, ChatRequest("reader", []))]
+        assert names == ["rag_query"]
+        assert await chat_tools(state, ChatRequest("plain", [])) == []
 
 
 def test_collection_names_in_the_config_are_checked() -> None:

@@ -1,6 +1,7 @@
 """`--log-level debug` shows the MCP lifecycle LlamaFarm's "Debugging MCP" shows: the
 servers of a chat, each started, its tools loaded (count and names), the tools offered,
-and every call with its outcome and duration. Real filesystem server, scripted model."""
+and every call with its outcome and duration, for a chat on the service as `farmhand chat`
+runs it. Real filesystem server, scripted model."""
 
 from __future__ import annotations
 
@@ -9,17 +10,16 @@ import re
 from pathlib import Path
 
 import pytest
+from tests.support.live import scripted_config
 from typer.testing import CliRunner
 
 from farmhand.cli.main import app
-from farmhand.config.models import ModelConfig
-from farmhand.messages import ToolCall
+from farmhand.messages import Message, ToolCall
 from farmhand.providers.scripted import ScriptedProvider, Step
-from farmhand.runtime.loop import run_to_completion
-from farmhand.runtime.session import ChatSession, ToolSettings
+from farmhand.service.chat import ChatRequest, complete_chat
+from farmhand.service.loaded_models import unbounded_models
+from farmhand.service.state import ServiceState
 from farmhand.toolsets.mcp.known_servers import filesystem_server
-
-MODEL = ModelConfig(name="scripted", provider="openai", model="scripted")
 
 
 @pytest.mark.anyio
@@ -34,15 +34,20 @@ async def test_debug_log_tells_the_mcp_lifecycle(
             Step.text("one file"),
         ]
     )
-    session = ChatSession(
-        load_provider=lambda: provider,
-        servers=[filesystem_server(tmp_path)],
-        model=MODEL,
-        tools=ToolSettings(jit_tools=False),
+    request = ChatRequest(
+        model="farm",
+        messages=[Message.user("what is here?")],
+        own_servers=[filesystem_server(tmp_path)],
+        jit_tools=False,
     )
     caplog.set_level(logging.DEBUG, logger="farmhand")
-    async with session:
-        await run_to_completion(provider, session.opening("what is here?"), session.router)
+    async with ServiceState.open(
+        scripted_config(),
+        tmp_path,
+        provider_factory=lambda _: provider,
+        models=unbounded_models(),
+    ) as state:
+        await complete_chat(state, request)
     lines = [r.getMessage() for r in caplog.records if r.name.startswith("farmhand")]
     text = "\n".join(lines)
     assert "MCP servers for this chat: 1 ['filesystem']" in lines

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from contextlib import aclosing
 from pathlib import Path
 from typing import Annotated, Any
@@ -12,20 +11,23 @@ import anyio
 import typer
 from rich.markup import escape
 
-from farmhand.cli.asking import TerminalAsker
 from farmhand.cli.common import (
     ChatTemplateOption,
     ConfigOption,
     LogLevelOption,
+    MaxTokensOption,
+    ModelPathOption,
+    SeedOption,
+    TemperatureOption,
     console,
     err_console,
     project_config,
     quiet_logging,
     user_errors,
 )
-from farmhand.cli.service import command_model, command_service
+from farmhand.cli.service import chat_service, command_chat
 from farmhand.config.models import FarmhandConfig
-from farmhand.errors import ConfigError, LoopError, RequestError, UnknownToolError
+from farmhand.errors import ConfigError, LoopError, RequestError
 from farmhand.messages import Message
 from farmhand.providers.base import GenerationSettings
 from farmhand.runtime.events import (
@@ -35,11 +37,9 @@ from farmhand.runtime.events import (
     ToolCallFinished,
     ToolCallStarted,
 )
-from farmhand.runtime.session import resolve_tool_choice
-from farmhand.service.chat import ChatRequest, run_chat, start_chat
+from farmhand.service.chat import ChatRequest, run_chat
 from farmhand.service.state import ServiceState
 from farmhand.tools.choice import ToolChoice
-from farmhand.tools.definition import ToolDefinition
 from farmhand.tools.loading import load_tools
 from farmhand.toolsets.mcp.known_servers import filesystem_server
 
@@ -59,15 +59,13 @@ def chat(
             file_okay=False,
         ),
     ] = None,
-    model_path: Annotated[
-        Path | None, typer.Option("--model-path", help="Use this local .gguf file.", dir_okay=False)
-    ] = None,
+    model_path: ModelPathOption = None,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print one JSON object instead of streaming.")
     ] = False,
-    temperature: Annotated[float | None, typer.Option(help="Sampling temperature.")] = None,
-    max_tokens: Annotated[int | None, typer.Option(help="Most tokens per model turn.")] = None,
-    seed: Annotated[int | None, typer.Option(help="Sampling seed, for repeatable answers.")] = None,
+    temperature: TemperatureOption = None,
+    max_tokens: MaxTokensOption = None,
+    seed: SeedOption = None,
     tools_file: Annotated[
         Path | None,
         typer.Option(
@@ -89,13 +87,11 @@ def chat(
     with user_errors():
         quiet_logging(log_level)
         cfg = project_config(config)
-        request = ChatRequest(
-            model=command_model(
-                cfg,
-                model,
-                model_path=model_path,
-                chat_template_file=chat_template_file,
-            ),
+        request = command_chat(
+            cfg,
+            model,
+            model_path=model_path,
+            chat_template_file=chat_template_file,
             messages=[Message.user(prompt)],
             settings=GenerationSettings(
                 temperature=temperature,
@@ -105,7 +101,6 @@ def chat(
             ),
             client_tools=load_tools(str(tools_file)) if tools_file else [],
             folder_servers=[filesystem_server(tools)] if tools else [],
-            asker=TerminalAsker(err_console),
         )
         result = anyio.run(_run, cfg, request, as_json)
     if as_json:
@@ -118,10 +113,8 @@ def chat(
 
 
 async def _run(config: FarmhandConfig, request: ChatRequest, quiet: bool) -> LoopFinished:
-    async with command_service(config) as state:
-        await start_chat(state, request)  # the model loads while the servers start
-        result = await answer(state, request, quiet=quiet)
-    return result
+    async with chat_service(config, request) as state:
+        return await answer(state, request, quiet=quiet)
 
 
 async def answer(state: ServiceState, request: ChatRequest, *, quiet: bool) -> LoopFinished:
@@ -161,16 +154,6 @@ def render_event(event: LoopEvent) -> None:
 def parse_tool_choice(value: str) -> ToolChoice:
     """`auto`, `none`, `required`, or a tool's name (which the model must then call)."""
     return ToolChoice.parse(value, "--tool-choice")
-
-
-def check_tool_choice(choice: ToolChoice, tools: Sequence[ToolDefinition]) -> ToolChoice:
-    """The choice, with a named tool given its full `server:tool` name; ConfigError if it
-    names no tool or requires one when there are none."""
-    try:
-        return resolve_tool_choice(choice, tools)
-    except UnknownToolError as exc:
-        hint = " (add --tools DIR)" if choice.mode == "required" else ""
-        raise ConfigError(f"--tool-choice: {exc}{hint}") from None
 
 
 def render_pending(result: LoopFinished) -> None:

@@ -40,6 +40,13 @@ ChatTemplateOption = Annotated[
     ),
 ]
 
+ModelPathOption = Annotated[
+    Path | None, typer.Option("--model-path", help="Use this local .gguf file.", dir_okay=False)
+]
+TemperatureOption = Annotated[float | None, typer.Option(help="Sampling temperature.")]
+MaxTokensOption = Annotated[int | None, typer.Option(help="Most tokens per model turn.")]
+SeedOption = Annotated[int | None, typer.Option(help="Sampling seed, for repeatable answers.")]
+
 
 def project_config(explicit: Path | None) -> FarmhandConfig:
     """The config a command runs with (`--config`, else the folder's farmhand.yaml or

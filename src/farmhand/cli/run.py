@@ -15,25 +15,28 @@ import anyio
 import typer
 from rich.markup import escape
 
-from farmhand.cli.asking import TerminalAsker
 from farmhand.cli.chat import answer
 from farmhand.cli.common import (
     ChatTemplateOption,
     ConfigOption,
     LogLevelOption,
+    MaxTokensOption,
+    ModelPathOption,
+    SeedOption,
+    TemperatureOption,
     console,
     err_console,
     project_config,
     quiet_logging,
     user_errors,
 )
-from farmhand.cli.service import command_model, command_service
+from farmhand.cli.service import chat_service, command_chat
 from farmhand.cli.tools import print_tools
 from farmhand.config.models import FarmhandConfig
 from farmhand.messages import Message
 from farmhand.providers.base import GenerationSettings
 from farmhand.runtime.tool_paths import servers_for_path
-from farmhand.service.chat import ChatRequest, chat_tools, start_chat
+from farmhand.service.chat import ChatRequest, chat_tools
 from farmhand.service.state import ServiceState
 
 COMMANDS = "/tools lists the tools, /exit quits"
@@ -51,9 +54,7 @@ def run(
             " (filesystem for any path, git where it has .git).",
         ),
     ] = None,
-    model_path: Annotated[
-        Path | None, typer.Option("--model-path", help="Use this local .gguf file.", dir_okay=False)
-    ] = None,
+    model_path: ModelPathOption = None,
     jit: Annotated[
         bool | None,
         typer.Option(
@@ -62,9 +63,9 @@ def run(
             " (default: runtime.jit_tools).",
         ),
     ] = None,
-    temperature: Annotated[float | None, typer.Option(help="Sampling temperature.")] = None,
-    max_tokens: Annotated[int | None, typer.Option(help="Most tokens per model turn.")] = None,
-    seed: Annotated[int | None, typer.Option(help="Sampling seed, for repeatable answers.")] = None,
+    temperature: TemperatureOption = None,
+    max_tokens: MaxTokensOption = None,
+    seed: SeedOption = None,
     chat_template_file: ChatTemplateOption = None,
     log_level: LogLevelOption = "warning",
     config: ConfigOption = None,
@@ -77,19 +78,16 @@ def run(
         found = servers_for_path(tools)
         for note in found.notes:
             err_console.print(f"[yellow]warning:[/] {escape(note)} (skipped)", soft_wrap=True)
-        request = ChatRequest(
-            model=command_model(
-                cfg,
-                model,
-                model_path=model_path,
-                chat_template_file=chat_template_file,
-            ),
+        request = command_chat(
+            cfg,
+            model,
+            model_path=model_path,
+            chat_template_file=chat_template_file,
             messages=[],
             settings=GenerationSettings(temperature=temperature, max_tokens=max_tokens, seed=seed),
             own_servers=[s for s in found.servers if s.name not in found.folder_servers],
             folder_servers=[s for s in found.servers if s.name in found.folder_servers],
             jit_tools=jit,
-            asker=TerminalAsker(err_console),
         )
         anyio.run(_chat, cfg, request)
 
@@ -98,8 +96,7 @@ async def _chat(config: FarmhandConfig, request: ChatRequest) -> None:
     interactive = sys.stdin.isatty()
     if interactive:
         console.print(f"[dim]{COMMANDS}[/]")
-    async with command_service(config) as state:
-        await start_chat(state, request)  # the model loads while the servers start
+    async with chat_service(config, request) as state:
         history: list[Message] = []
         while True:
             if interactive:

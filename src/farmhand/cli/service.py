@@ -6,13 +6,18 @@ model asked for; the model a command names may come from the catalog, a GGUF fil
 
 from __future__ import annotations
 
-from contextlib import AbstractAsyncContextManager
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
+from typing import Any
 
+from farmhand.cli.asking import TerminalAsker
+from farmhand.cli.common import err_console
 from farmhand.cli.loading import provider_with_progress
 from farmhand.config.models import FarmhandConfig, ModelConfig
 from farmhand.config.template_files import with_template_file
 from farmhand.providers.factory import provider_for
+from farmhand.service.chat import ChatRequest, start_chat
 from farmhand.service.loaded_models import unbounded_models
 from farmhand.service.state import ServiceState
 
@@ -24,6 +29,15 @@ def command_service(
 
     load = provider_with_progress if progress else provider_for
     return ServiceState.open(config, provider_factory=load, models=unbounded_models())
+
+
+@asynccontextmanager
+async def chat_service(config: FarmhandConfig, request: ChatRequest) -> AsyncIterator[ServiceState]:
+    """The running service of `farmhand chat` and `run`, with the model of `request` loaded
+    and its servers started: the model loads while they start (`start_chat`)."""
+    async with command_service(config) as state:
+        await start_chat(state, request)
+        yield state
 
 
 def command_model(
@@ -41,3 +55,20 @@ def command_model(
     if chat_template_file is not None:
         model = with_template_file(model, chat_template_file)
     return model
+
+
+def command_chat(
+    config: FarmhandConfig,
+    name: str | None,
+    *,
+    model_path: Path | None,
+    chat_template_file: Path | None,
+    **fields: Any,
+) -> ChatRequest:
+    """The chat of `farmhand chat` or `run`: the model asked for (`command_model`), the
+    terminal answering the servers' questions and approvals, and the request's other
+    `fields` (`ChatRequest`'s)."""
+    model = command_model(
+        config, name, model_path=model_path, chat_template_file=chat_template_file
+    )
+    return ChatRequest(model=model, asker=TerminalAsker(err_console), **fields)

@@ -27,6 +27,7 @@ from farmhand.cli.common import (
     project_config,
     user_errors,
 )
+from farmhand.cli.service import command_service
 from farmhand.config.models import McpServerConfig
 from farmhand.errors import ConfigError
 from farmhand.runtime.session import ServerToolsets, ToolSettings, tool_settings
@@ -179,11 +180,13 @@ def _with_servers(
                 raise ConfigError(f"no MCP server named {only!r}; servers: {names}")
             servers = [s for s in servers if s.name == only]
         settings: ToolSettings = tool_settings(cfg)
-        opener = ServerToolsets(settings, folder, read_only_folders=False)
 
         async def main() -> T:
-            async with DiscoveryToolset([opener.source(s) for s in servers]) as jit:
-                return await use(jit)
+            # The servers are the service's pooled sessions, as in every other command.
+            async with command_service(cfg, progress=False) as state:
+                opener = ServerToolsets(settings, folder, read_only_folders=False, pool=state.pool)
+                async with DiscoveryToolset([opener.source(s) for s in servers]) as jit:
+                    return await use(jit)
 
         return anyio.run(main)
 

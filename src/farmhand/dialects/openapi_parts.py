@@ -33,6 +33,17 @@ TEMPLATE_KWARGS = {
     "description": "Variables for the chat template's render (llama-server's field), e.g."
     ' {"enable_thinking": false}; a request\'s own chat_template is refused.',
 }
+TOOL_LOOP_FIELDS: dict[str, Any] = {
+    "mcp_servers": MCP_SERVERS,
+    "max_tool_rounds": {"type": "integer", "minimum": 1},
+    "jit_tools": {"type": "boolean"},
+    "jit_max_tools": {"type": "integer", "minimum": 1},
+    "jit_connect_eager": {"type": "boolean"},
+    "include_tool_results": {"type": "boolean"},
+    "chat_template_kwargs": TEMPLATE_KWARGS,
+}
+"""farmhand's own fields of a chat body, the same in OpenAI's and Ollama's dialects: the
+tool loop's servers and switches, and the chat template's variables."""
 
 OpenApiPaths = dict[str, dict[str, Any]]
 """A part of the document's `paths`: path -> method -> operation."""

@@ -1,22 +1,20 @@
-"""Everything one chat needs, built from the config: the provider, the tools, the prompt."""
+"""What one chat gets from the config, the same on every face: its prompts, tool settings
+and round limit (`chat_setup`), and its tools (`open_router`: the servers as the service
+pool's sessions, under farmhand's wrappers). The chat itself runs in the service
+(`service.chat.run_chat`), which provides the model."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import anyio
-
 from farmhand.config.limits import SavedResultsConfig
 from farmhand.config.models import FarmhandConfig, McpServerConfig, ModelConfig
-from farmhand.config.template_files import with_template_file
 from farmhand.errors import UnknownToolError
 from farmhand.messages import Message
-from farmhand.providers.base import Provider
-from farmhand.providers.factory import ByteProgress, LlamaLoader, provider_for
 from farmhand.rag.embedding import ContextFor, home_library
 from farmhand.rag.toolset import RagToolset
 from farmhand.runtime.executor import ToolRouter
@@ -24,7 +22,6 @@ from farmhand.tools.choice import ToolChoice
 from farmhand.tools.definition import ToolDefinition, resolve_tool_name
 from farmhand.toolsets.base import Toolset
 from farmhand.toolsets.mcp.approval import gated
-from farmhand.toolsets.mcp.client import MCPToolset
 from farmhand.toolsets.mcp.discovery import DiscoveryToolset, ServerSource
 from farmhand.toolsets.mcp.elicitation import NO_ONE, Asker
 from farmhand.toolsets.mcp.pool import MCPPool
@@ -59,10 +56,10 @@ class ServerToolsets:
     servers started for a folder the user named (--tools DIR), relative paths read as the
     user's working directory and only read-only tools offered.
 
-    With a `pool` (farmhand serve), servers are the pool's long-lived sessions instead of
-    ones started for this chat; `outside` names the servers that came from a request rather
-    than the operator's config: the pool bounds them, and they offer only read-only tools
-    unless `read_only_outside` is off.
+    The servers are the `pool`'s sessions (the service's, on every face: long-lived under
+    `farmhand serve`, closed with a command's service in the CLI); `outside` names the
+    servers that came from a request rather than the operator's config: the pool bounds
+    them, and they offer only read-only tools unless `read_only_outside` is off.
 
     `asker` answers what the servers ask during this chat's calls (elicitation) and the
     approvals their `require_approval` calls for: the terminal, or the API's pause (see
@@ -71,7 +68,7 @@ class ServerToolsets:
     settings: ToolSettings = field(default_factory=ToolSettings)
     folder_servers: frozenset[str] = frozenset()
     read_only_folders: bool = True
-    pool: MCPPool | None = None
+    pool: MCPPool = field(kw_only=True)
     outside: frozenset[str] = frozenset()
     read_only_outside: bool = True
     allowed_tools: Mapping[str, frozenset[str]] = field(default_factory=dict)
@@ -81,20 +78,14 @@ class ServerToolsets:
     @asynccontextmanager
     async def open(self, server: McpServerConfig) -> AsyncIterator[Toolset]:
         """One server's tools under their own names, for as long as the context lasts."""
-        if self.pool is not None:
-            from_request = server.name in self.outside or server.name in self.folder_servers
-            pooled = self.pool.toolset(
-                server,
-                call_timeout=self.settings.tool_timeout,
-                from_request=from_request,
-                asker=self.asker,
-            )
-            yield self.wrap(server.name, gated(pooled, server, self.asker or NO_ONE))
-            return
-        async with MCPToolset.from_config(
-            server, call_timeout=self.settings.tool_timeout, asker=self.asker
-        ) as toolset:
-            yield self.wrap(server.name, gated(toolset, server, self.asker or NO_ONE))
+        from_request = server.name in self.outside or server.name in self.folder_servers
+        pooled = self.pool.toolset(
+            server,
+            call_timeout=self.settings.tool_timeout,
+            from_request=from_request,
+            asker=self.asker,
+        )
+        yield self.wrap(server.name, gated(pooled, server, self.asker or NO_ONE))
 
     def wrap(self, name: str, toolset: Toolset) -> Toolset:
         inner: Toolset = toolset
@@ -159,8 +150,9 @@ async def open_router(
     log.debug("MCP servers for this chat: %d %s", len(servers), [s.name for s in servers])
     toolsets = [*builtin, *await opener.enter_all(stack, servers)]
     router = ToolRouter(toolsets, client_tools=client_tools)
-    names = [t.name for t in await router.list_tools()]
-    log.debug("tools offered to the model: %d %s", len(names), names)
+    if log.isEnabledFor(logging.DEBUG):  # listed here for the log alone; the chat lists them
+        names = [t.name for t in await router.list_tools()]
+        log.debug("tools offered to the model: %d %s", len(names), names)
     return router
 
 
@@ -182,84 +174,6 @@ def resolve_tool_choice(
             f"tool_choice names {choice.name!r}, which is not one of the tools offered: {listing}"
         )
     return ToolChoice.tool(resolved)
-
-
-@dataclass
-class ChatSession:
-    """A provider, connected toolsets and the opening messages for one model.
-
-    Use as `async with`: the provider is built (`load_provider`, in a worker thread) while
-    the MCP servers start (with JIT discovery, at first use), since loading a model and
-    starting a Node server are the two slowest steps of a CLI run and need nothing from
-    each other; the servers are stopped (with their child processes) on exit.
-    """
-
-    load_provider: Callable[[], Provider]
-    servers: Sequence[McpServerConfig]
-    model: ModelConfig
-    system_prompt: str | None = None
-    tool_timeout: float = 30.0
-    max_tool_rounds: int = 10
-    # Servers farmhand started for a folder the user named (--tools DIR): relative paths in
-    # their calls mean the user's working directory.
-    folder_servers: frozenset[str] = frozenset()
-    # Tools the caller defined and runs itself (e.g. `chat --tools-file`): calls to them
-    # end the loop and are handed back.
-    client_tools: Sequence[ToolDefinition] = ()
-    tools: ToolSettings | None = None
-    # Who answers the servers' questions and approvals (the terminal in chat and run).
-    asker: Asker | None = None
-    # farmhand's own tools for this model (rag_query over its `rag:` collections).
-    builtin: Sequence[Toolset] = ()
-    router: ToolRouter = field(init=False)
-    _provider: Provider | None = field(init=False, default=None)
-    _stack: AsyncExitStack = field(init=False, default_factory=AsyncExitStack)
-
-    @property
-    def provider(self) -> Provider:
-        if self._provider is None:
-            raise RuntimeError("the session is not open yet: use `async with session`")
-        return self._provider
-
-    async def __aenter__(self) -> ChatSession:
-        settings = self.tools or ToolSettings(tool_timeout=self.tool_timeout)
-        opener = ServerToolsets(settings, self.folder_servers, asker=self.asker)
-        client_tools = [*self.model.tool_definitions(), *self.client_tools]
-        loaded: list[Provider] = []
-        errors: list[Exception] = []  # raised as they are, not as an exception group
-        done = anyio.Event()
-
-        async def load() -> None:
-            try:
-                loaded.append(await anyio.to_thread.run_sync(self.load_provider))
-            except Exception as exc:
-                errors.append(exc)
-            finally:
-                done.set()
-
-        try:
-            # The group is entered first, so the servers' own scopes nest inside it.
-            group = await self._stack.enter_async_context(anyio.create_task_group())
-            group.start_soon(load)
-            self.router = await open_router(
-                self._stack, opener, self.servers, client_tools, self.builtin
-            )
-            await done.wait()
-            if errors:
-                raise errors[0]
-        except BaseException:
-            await self._stack.aclose()
-            for provider in loaded:
-                await provider.aclose()
-            raise
-        self._provider = loaded[0]
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self._stack.aclose()
-
-    def opening(self, user_prompt: str) -> list[Message]:
-        return list(with_system_prompt(self.system_prompt, [Message.user(user_prompt)]))
 
 
 def tool_settings(
@@ -300,88 +214,41 @@ class ChatSetup:
     builtin: list[Toolset]
 
     def opening(self, messages: Sequence[Message]) -> Sequence[Message]:
-        return with_system_prompt(self.system_prompt, messages)
-
-
-def with_system_prompt(prompt: str | None, messages: Sequence[Message]) -> Sequence[Message]:
-    """`messages` with the model's prompts first: one system message, the prompts' text
-    before the caller's own system message. A conversation that already starts with them (a
-    history continued, a stored conversation) is returned as it is."""
-    if not prompt:
-        return messages
-    first = messages[0] if messages else None
-    if first is None or first.role != "system":
-        return [Message.system(prompt), *messages]
-    if first.content.startswith(prompt):
-        return messages
-    return [Message.system(f"{prompt}\n\n{first.content}"), *messages[1:]]
+        """`messages` with the model's prompts first: one system message, the prompts' text
+        before the caller's own system message. A conversation that already starts with them
+        (a history continued, a stored conversation) is returned as it is."""
+        prompt = self.system_prompt
+        if not prompt:
+            return messages
+        first = messages[0] if messages else None
+        if first is None or first.role != "system":
+            return [Message.system(prompt), *messages]
+        if first.content.startswith(prompt):
+            return messages
+        return [Message.system(f"{prompt}\n\n{first.content}"), *messages[1:]]
 
 
 def chat_setup(
     config: FarmhandConfig,
     model: ModelConfig,
     *,
-    tools: ToolSettings | None = None,
+    tools: ToolSettings,
     max_tool_rounds: int | None = None,
     client_tools: Sequence[ToolDefinition] = (),
     home: Path | None = None,
     context_for: ContextFor | None = None,
 ) -> ChatSetup:
-    """The one builder of a chat's setup from the config (see ChatSetup); `tools` and
-    `max_tool_rounds` replace the config's (`tool_settings` merges a caller's settings);
-    `home` and `context_for` as in `rag_toolsets`."""
+    """The one builder of a chat's setup from the config (see ChatSetup); `tools`: the
+    config's tool settings with the caller's in their place (`tool_settings`);
+    `max_tool_rounds` replaces the config's. Farmhand's own tool for the model is
+    `rag_query` over the collections its `rag:` lists (none: no tool), its library under
+    `home`, questions embedded by each collection's own model (`context_for`: the
+    service's contexts)."""
     return ChatSetup(
         model=model,
         system_prompt=config.system_prompt(model),
-        tools=tools or tool_settings(config),
+        tools=tools,
         max_tool_rounds=max_tool_rounds or config.runtime.max_tool_rounds,
         client_tools=[*model.tool_definitions(), *client_tools],
-        builtin=rag_toolsets(model, home, context_for),
+        builtin=[RagToolset(home_library(home, context_for), model.rag)] if model.rag else [],
     )
-
-
-def session_for(
-    config: FarmhandConfig,
-    model_name: str | None,
-    *,
-    extra_servers: Sequence[McpServerConfig] = (),
-    folder_servers: Sequence[McpServerConfig] = (),
-    model_path: Path | None = None,
-    client_tools: Sequence[ToolDefinition] = (),
-    load: LlamaLoader | None = None,
-    progress: ByteProgress | None = None,
-    jit: bool | None = None,
-    asker: Asker | None = None,
-    chat_template_file: Path | None = None,
-) -> ChatSession:
-    """The session for `model_name` (configured, or from the catalog); `load` and `progress`
-    as in `provider_for`; `chat_template_file` replaces the embedded model's template."""
-    model = config.model(model_name, catalog=True)
-    if chat_template_file is not None:
-        model = with_template_file(model, chat_template_file)
-    setup = chat_setup(config, model, tools=tool_settings(config, jit=jit))
-    return ChatSession(
-        load_provider=lambda: provider_for(
-            model, model_path=model_path, load=load, progress=progress
-        ),
-        servers=[*config.servers_for(model), *extra_servers, *folder_servers],
-        folder_servers=frozenset(s.name for s in folder_servers),
-        model=model,
-        system_prompt=setup.system_prompt,
-        tool_timeout=setup.tools.tool_timeout,
-        max_tool_rounds=setup.max_tool_rounds,
-        client_tools=client_tools,  # the session adds the model's own first
-        tools=setup.tools,
-        asker=asker,
-        builtin=setup.builtin,
-    )
-
-
-def rag_toolsets(
-    model: ModelConfig, home: Path | None = None, context_for: ContextFor | None = None
-) -> list[Toolset]:
-    """The `rag_query` tool over the collections `model` lists (none: no tool); questions
-    are embedded by each collection's own model (`context_for`: the service's contexts)."""
-    if not model.rag:
-        return []
-    return [RagToolset(home_library(home, context_for), model.rag)]

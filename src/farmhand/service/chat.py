@@ -251,8 +251,8 @@ async def start_chat(state: ServiceState, request: ChatRequest) -> None:
     from_request = {s.name for s in [*plan.servers.outside, *plan.servers.folder]}
 
     async def start(server: McpServerConfig) -> None:
-        connection = state.pool.connection(server, from_request=server.name in from_request)
         with contextlib.suppress(Exception):  # the chat that needs it says what failed
+            connection = state.pool.connection(server, from_request=server.name in from_request)
             async with connection.session():
                 pass
 

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from farmhand.dialects.openapi_parts import (
-    MCP_SERVERS,
     MESSAGE,
     OBJECT,
-    TEMPLATE_KWARGS,
+    TOOL_LOOP_FIELDS,
     OpenApiPaths,
     operation,
 )
@@ -27,15 +26,9 @@ OPENAI_CHAT = {
         "seed": {"type": "integer"},
         "stop": {"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]},
         "n": {"type": "integer", "minimum": 1},
-        "mcp_servers": MCP_SERVERS,
+        **TOOL_LOOP_FIELDS,
         "tools_path": {"type": "string"},
-        "max_tool_rounds": {"type": "integer", "minimum": 1},
         "tool_timeout": {"type": "number", "minimum": 1},
-        "jit_tools": {"type": "boolean"},
-        "jit_max_tools": {"type": "integer", "minimum": 1},
-        "jit_connect_eager": {"type": "boolean"},
-        "include_tool_results": {"type": "boolean"},
-        "chat_template_kwargs": TEMPLATE_KWARGS,
     },
     "required": ["model", "messages"],
 }

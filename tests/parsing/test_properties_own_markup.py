@@ -1,9 +1,12 @@
-"""Properties of the families added for issue 14 (helper B's) and issue 28 (the 2026 families,
-the wrong wrappers, the known shapes), on generated outputs built from their own markup: fed
-in any split, one character at a time included, a parser gives what it gives for the whole
-output; garbage never raises; a damaged well-formed output parses alike in any split; the
-argument deltas a call streams add up to its arguments (test_properties covers every family
-with the older families' markup; this adds the markup these families react to)."""
+"""The parser properties on each newer family's own markup: for the families of issue 14
+(LFM2, Llama 4 pythonic, Gemma 2 / 3 / 4 and FunctionGemma, Reka, Magistral, Command R+,
+MiniCPM, Granite, GigaChat, Apriel, Apertus, Phi-4-mini, InternLM, Jamba, ERNIE) and issue 28
+(DeepSeek V4, Kimi K3, Hunyuan 3, Step 3, MiniMax M1, ToolACE, Granite 20B FC, the known
+shapes, Hermes 2 Pro, Qwen3 8B), on outputs generated from the markup those families react
+to: fed in any split, one character at a time included, a parser gives what it gives for the
+whole output; garbage never raises; a damaged well-formed output (`well_formed.py`) parses
+alike in any split. `test_properties.py` checks every family on the older families' markup;
+this file is the same suite's part for the markup that one does not generate."""
 
 from __future__ import annotations
 

@@ -1,5 +1,8 @@
-"""Detection of the families added for issue 14 (helper B's): from each corpus template, and
-from model names when no template is given; a `<tool_call>` tag alone does not mean Hermes."""
+"""Family detection (`parsing.registry.detect_family`) of Gemma 4, LFM2, Reka, Magistral,
+Mistral Nemo, Command R7B / R+, MiniCPM and Granite 3 / 4: from each one's chat template in the
+corpus, from the model's name when no template is given, and the template winning over the
+name; a `<tool_call>` tag alone does not mean Hermes. (The issue-28 families' detection is in
+`test_families_2026.py`.)"""
 
 from __future__ import annotations
 

@@ -1,6 +1,10 @@
-"""The llama_* tools through the real MCP client (in-process) against FakeLlamaServer, for
-what the real test model cannot do (see fake_llama_server.py's docstring for why each is
-faked), plus the error texts a caller gets and argument validation."""
+"""The llama_* MCP tools (`mcpserver/llama_tools.py`) as a caller sees them through the real
+MCP client (in-process): the 19 tools listed with their documented defaults, the results they
+shape from llama-server's answers (rerank, LoRA adapters, router load/unload, health and
+slots, tokenize, embeddings, metrics, props), argument validation, and the error texts for a
+server that is loading, wants an API key or is not running. The llama-server is
+`tests/support/fake_llama_server.py`, for what the real test model cannot do (its docstring
+says why each endpoint is faked); the real one runs in `tests/e2e/test_llama_server_real.py`."""
 
 from __future__ import annotations
 

@@ -1,5 +1,7 @@
-"""Families not in llama.cpp's corpus whose calls are JSON after their own markers, with
-cases written from their published formats:
+"""The Phi-4-mini, InternLM, Jamba and ERNIE 4.5 parsers (families not in llama.cpp's corpus
+whose calls are JSON after their own markers) and their detection, on cases written from
+their published formats: calls in order with markers inside strings, output cut mid-call
+never a call that runs, plain text kept as text, and each family's own tokens and tags.
 
 - Phi-4-mini: `functools[{"name", "arguments"}, ...]` (the tool prompt of vLLM's
   examples/tool_chat_template_phi4_mini.jinja; vLLM's phi4_mini_json parser), and

@@ -1,4 +1,5 @@
-"""Families outside llama.cpp's corpus, with cases written from their published formats:
+"""The OLMo 3, xLAM-2, Hunyuan and LongCat parsers (families outside llama.cpp's corpus), on
+cases written from their published formats:
 
 - OLMo 3 (allenai/Olmo-3-*-Instruct, chat_template in tokenizer_config.json): calls are Python
   calls, one a line, inside `<function_calls>...</function_calls>`; the generation prompt is
