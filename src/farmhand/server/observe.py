@@ -37,7 +37,8 @@ class ObserveRequests:
     def __init__(self, app: ASGIApp, *, recorder: Recorder) -> None:
         self.app = app
         self.recorder = recorder
-        self.labels: dict[BaseRoute, tuple[str, str]] = {}  # the app's routes: bounded
+        # By the id of each of the app's routes (bounded; a Route is not hashable).
+        self.labels: dict[int, tuple[str, str]] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -69,10 +70,10 @@ class ObserveRequests:
     def _labels(self, route: BaseRoute | None, path: str) -> tuple[str, str]:
         if route is None:
             return dialect_of(path), NO_ROUTE
-        known = self.labels.get(route)
+        known = self.labels.get(id(route))
         if known is None:
             template = getattr(route, "path", None) or NO_ROUTE
-            known = self.labels[route] = (dialect_of(template), template)
+            known = self.labels[id(route)] = (dialect_of(template), template)
         return known
 
     @staticmethod
