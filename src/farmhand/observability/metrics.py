@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import GaugeMetricFamily, Metric
@@ -57,10 +57,22 @@ PoolSource = Callable[[], Iterable[str]]
 """The status of every server in the MCP pool ("running", "idle", "restarting", ...)."""
 
 
+class RequestSeries(NamedTuple):
+    """The series one kind of request (dialect, route, status) is recorded in."""
+
+    requests: Counter
+    duration: Histogram
+    first_byte: Histogram
+
+
 class FarmhandMetrics:
     """The metrics one app exports at /metrics."""
 
     def __init__(self) -> None:
+        # The labelled series, looked up once: `labels()` takes a lock and builds a key, a
+        # few microseconds that every request would pay again. Bounded like the labels.
+        self._request_series: dict[tuple[str, str, int], RequestSeries] = {}
+        self._token_series: dict[str, tuple[Counter, Counter]] = {}
         self.registry = CollectorRegistry(auto_describe=True)
         registry = self.registry
         self.requests = Counter(
@@ -121,6 +133,27 @@ class FarmhandMetrics:
             buckets=LATENCY_BUCKETS,
             registry=registry,
         )
+
+    def request_series(self, dialect: str, route: str, status: int) -> RequestSeries:
+        key = (dialect, route, status)
+        series = self._request_series.get(key)
+        if series is None:
+            series = self._request_series[key] = RequestSeries(
+                self.requests.labels(dialect, route, str(status)),
+                self.duration.labels(dialect, route),
+                self.first_byte.labels(dialect, route),
+            )
+        return series
+
+    def token_series(self, model: str) -> tuple[Counter, Counter]:
+        """(tokens in, tokens out) of `model` (a bounded label)."""
+        series = self._token_series.get(model)
+        if series is None:
+            series = self._token_series[model] = (
+                self.tokens.labels(model, "in"),
+                self.tokens.labels(model, "out"),
+            )
+        return series
 
     def watch_pool(self, statuses: PoolSource) -> None:
         """Export `farmhand_mcp_pool_servers{status}`, read from `statuses` when scraped."""

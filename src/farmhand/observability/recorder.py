@@ -111,10 +111,11 @@ class RequestWatch:
         ended = time.perf_counter()
         metrics = self.recorder.metrics
         if metrics is not None:
-            metrics.requests.labels(dialect, route, str(status)).inc()
-            metrics.duration.labels(dialect, route).observe(ended - self.started)
+            series = metrics.request_series(dialect, route, status)
+            series.requests.inc()
+            series.duration.observe(ended - self.started)
             if self.first_byte_at is not None:
-                metrics.first_byte.labels(dialect, route).observe(self.first_byte_at - self.started)
+                series.first_byte.observe(self.first_byte_at - self.started)
         if self.token is not None:
             otel_context.detach(self.token)
         span = self.span
@@ -135,11 +136,8 @@ class LiveChat(ChatWatch):
         self.provider = provider
         self.parent = otel_context.get_current() if recorder.tracer is not None else None
         metrics = recorder.metrics
-        label = recorder.bounds.model(model)
         self.tokens = (
-            (metrics.tokens.labels(label, "in"), metrics.tokens.labels(label, "out"))
-            if metrics is not None
-            else None
+            metrics.token_series(recorder.bounds.model(model)) if metrics is not None else None
         )
 
     def turn(self) -> TurnWatch:
