@@ -26,6 +26,7 @@ from farmhand.messages import ToolCall, Usage
 from farmhand.providers.scripted import ScriptedProvider, Step
 
 KEY = "metrics-test-key"
+CALLER_TRACE = 0x4BF92F3577B34DA6A3CE929D0E0E4736
 Labels = dict[str, str]
 
 
@@ -86,7 +87,10 @@ def test_a_chat_with_one_tool_call_is_counted_and_traced(tmp_path: Path) -> None
     )
     with observed(scripted_config(pantry_server()), provider, tmp_path) as seen:
         stream = seen.client.chat.completions.create(
-            model="farm", messages=[{"role": "user", "content": "echo moo"}], stream=True
+            model="farm",
+            messages=[{"role": "user", "content": "echo moo"}],
+            stream=True,
+            extra_headers={"traceparent": f"00-{CALLER_TRACE:032x}-00f067aa0ba902b7-01"},
         )
         text = "".join(chunk.choices[0].delta.content or "" for chunk in stream if chunk.choices)
         assert text == "The pantry said moo."
@@ -108,6 +112,7 @@ def test_a_chat_with_one_tool_call_is_counted_and_traced(tmp_path: Path) -> None
 
     (request,) = by_name(seen.spans, "POST /v1/chat/completions")
     assert request.kind is SpanKind.SERVER
+    assert request.context.trace_id == CALLER_TRACE  # the caller's trace, continued
     assert request.attributes is not None
     assert request.attributes["http.route"] == "/v1/chat/completions"
     assert request.attributes["http.response.status_code"] == 200
@@ -173,7 +178,9 @@ def test_metrics_refuse_a_client_without_the_key(tmp_path: Path) -> None:
     with LiveServer(app) as server:
         refused = httpx.get(server.url + "/metrics")
         wrong = httpx.get(server.url + "/metrics", headers={"authorization": "Bearer nope"})
-        let_in = httpx.get(server.url + "/metrics", headers={"x-api-key": KEY})
+        key = {"x-api-key": KEY}
+        assert httpx.get(server.url + "/no/such/path-8c1f", headers=key).status_code == 404
+        let_in = httpx.get(server.url + "/metrics", headers=key)
     for answer in (refused, wrong):
         assert answer.status_code == 401
         assert "API key" in answer.json()["error"]["message"]
@@ -183,6 +190,9 @@ def test_metrics_refuse_a_client_without_the_key(tmp_path: Path) -> None:
     families = {f.name: f for f in text_string_to_metric_families(let_in.text)}
     refusals = [s for s in families["farmhand_requests"].samples if s.labels["status"] == "401"]
     assert [(s.labels["route"], s.value) for s in refusals] == [("none", 2.0)]
+    assert "path-8c1f" not in let_in.text  # a path is never a label: any client could grow them
+    (missing,) = [s for s in families["farmhand_requests"].samples if s.labels["status"] == "404"]
+    assert missing.labels["route"] == "none"
 
 
 def test_metrics_can_be_switched_off(tmp_path: Path) -> None:
