@@ -27,6 +27,7 @@ from farmhand.observability import (
     tracer_provider_from_env,
 )
 from farmhand.providers.llamacpp.engine import Engine
+from farmhand.providers.prompt_based import PromptBasedProvider
 from farmhand.providers.scripted import ScriptedProvider
 from farmhand.service.state import ServiceState
 
@@ -79,30 +80,33 @@ def test_the_pool_gauge_counts_servers_by_status_when_scraped() -> None:
 
 @dataclass(frozen=True)
 class PoolEntry:
-    """A pool's own snapshot entry: anything with the four attributes will do."""
+    """A pool's own snapshot entry: anything with `url`, `health` and `in_flight` will do."""
 
-    model: str
-    deployment: str
-    up: bool
+    url: str
+    health: str
     in_flight: int
     failures: int = 0
 
 
-def test_deployments_are_read_from_a_callback_when_scraped() -> None:
-    metrics = FarmhandMetrics()
-    entries: list[PoolEntry | Deployment] = [PoolEntry("farm", "0", True, 3)]
-    metrics.watch_deployments(lambda: entries)  # the one line a backend pool needs
-    entries.append(Deployment("farm", "1", False, 0))
+def test_deployments_of_configured_models_are_read_when_scraped() -> None:
+    recorder = Recorder(BOUNDS, FarmhandMetrics())
+    pools: dict[str, list[PoolEntry | Deployment]] = {
+        "farm": [PoolEntry("http://10.0.0.1:8080/v1", "healthy", 3)],
+        "a project's model": [Deployment("http://client.example/v1", "healthy", 1)],
+    }
+    recorder.watch_deployments(lambda: pools.items())  # the one line a backend pool needs
+    pools["farm"].append(Deployment("http://10.0.0.2:8080/v1", "cooling", 0))
+    assert recorder.metrics is not None
     found = {
-        (name, labels["deployment"]): value
-        for name, labels, value in samples(metrics)
+        (name, labels["model"], labels["deployment"]): value
+        for name, labels, value in samples(recorder.metrics)
         if name.startswith("farmhand_deployment_")
     }
     assert found == {
-        ("farmhand_deployment_up", "0"): 1.0,
-        ("farmhand_deployment_in_flight", "0"): 3.0,
-        ("farmhand_deployment_up", "1"): 0.0,
-        ("farmhand_deployment_in_flight", "1"): 0.0,
+        ("farmhand_deployment_up", "farm", "http://10.0.0.1:8080/v1"): 1.0,
+        ("farmhand_deployment_in_flight", "farm", "http://10.0.0.1:8080/v1"): 3.0,
+        ("farmhand_deployment_up", "farm", "http://10.0.0.2:8080/v1"): 0.0,
+        ("farmhand_deployment_in_flight", "farm", "http://10.0.0.2:8080/v1"): 0.0,
     }
 
 
@@ -186,9 +190,9 @@ def test_the_service_wires_embedded_waits_to_the_observer() -> None:
 
     built: list[Embedded] = []
 
-    def factory(model: ModelConfig) -> Embedded:
+    def factory(model: ModelConfig) -> PromptBasedProvider:
         built.append(Embedded())
-        return built[-1]
+        return PromptBasedProvider(built[-1])  # found inside a wrapper too
 
     config = FarmhandConfig.model_validate({"runtime": {"models": [{"name": "farm"}]}})
     observer = observer_for(metrics=True, models=["farm"], servers=[], environ={})

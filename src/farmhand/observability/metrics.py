@@ -26,33 +26,40 @@ TOOL_BUCKETS = (0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
 
 
 class DeploymentReading(Protocol):
-    """One backend deployment of a model as a pool reports it when scraped.
-
-    Wiring a pool is one line: `metrics.watch_deployments(lambda: pool.snapshot())`, for
-    any `snapshot()` whose entries have these four attributes (`Deployment` is one)."""
+    """One backend deployment of a model as its pool reports it when scraped (the fields
+    of `DeploymentPool.snapshot()`'s entries; `Deployment` is a plain one)."""
 
     @property
-    def model(self) -> str: ...
+    def url(self) -> str:
+        """Its base_url without credentials: the operator's config names it."""
+        ...
+
     @property
-    def deployment(self) -> str: ...
-    @property
-    def up(self) -> bool: ...
+    def health(self) -> str:
+        """Its state: up while "healthy", down otherwise (cooling down, being checked)."""
+        ...
+
     @property
     def in_flight(self) -> int: ...
 
 
 @dataclass(frozen=True)
 class Deployment:
-    """A `DeploymentReading` as a plain value: `deployment` names it as the config does
-    (an index or its host:port), never a URL with credentials."""
+    """A `DeploymentReading` as a plain value."""
 
-    model: str
-    deployment: str
-    up: bool
+    url: str
+    health: str
     in_flight: int
 
 
-DeploymentSource = Callable[[], Iterable[DeploymentReading]]
+DeploymentSource = Callable[[], Iterable[tuple[str, Iterable[DeploymentReading]]]]
+"""(model name, its deployments) for every model served by a pool. Wiring the pools is
+one line where the state is built (`ServiceState.for_config`):
+
+    observer.watch_deployments(lambda: [(m.config.name, deployment_states(m.provider))
+                                        for m in models.loaded()])
+"""
+HEALTHY = "healthy"
 PoolSource = Callable[[], Iterable[str]]
 """The status of every server in the MCP pool ("running", "idle", "restarting", ...)."""
 
@@ -161,7 +168,8 @@ class FarmhandMetrics:
 
     def watch_deployments(self, source: DeploymentSource) -> None:
         """Export `farmhand_deployment_up` and `farmhand_deployment_in_flight` per model
-        and deployment, read from `source` when scraped (see `DeploymentReading`)."""
+        and deployment, read from `source` when scraped (see `DeploymentSource`); the model
+        names are held to the configured ones by `Recorder.watch_deployments`."""
         self.registry.register(_DeploymentCollector(source))
 
     def exposition(self) -> bytes:
@@ -208,9 +216,10 @@ class _DeploymentCollector(Collector):
             "Requests a model's backend deployment is answering now.",
             labels=["model", "deployment"],
         )
-        for reading in self.source():
-            labels = [reading.model, reading.deployment]
-            up.add_metric(labels, 1 if reading.up else 0)
-            in_flight.add_metric(labels, reading.in_flight)
+        for model, deployments in self.source():
+            for reading in deployments:
+                labels = [model, reading.url]
+                up.add_metric(labels, 1 if reading.health == HEALTHY else 0)
+                in_flight.add_metric(labels, reading.in_flight)
         yield up
         yield in_flight

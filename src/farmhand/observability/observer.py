@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from opentelemetry.trace import Tracer
 
-    from farmhand.observability.metrics import FarmhandMetrics
+    from farmhand.observability.metrics import DeploymentSource, FarmhandMetrics
 
 
 class Watch:
@@ -86,6 +86,9 @@ class Observer:
 
     def chat(self, model: str, provider: str) -> ChatWatch:
         return NO_CHAT
+
+    def watch_deployments(self, source: DeploymentSource) -> None:
+        """Export the backend deployments `source` reports, when scraped (metrics)."""
 
     def mcp_restart(self, server: str) -> None:
         """An MCP server's session started again after one ended badly."""

@@ -21,7 +21,7 @@ from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapProp
 
 from farmhand.observability import tracing
 from farmhand.observability.labels import LabelBounds
-from farmhand.observability.metrics import FarmhandMetrics
+from farmhand.observability.metrics import DeploymentSource, FarmhandMetrics
 from farmhand.observability.observer import ChatWatch, Observer, ToolWatch, TurnWatch
 from farmhand.version import farmhand_version
 
@@ -56,6 +56,17 @@ class Recorder(Observer):
     def request(self, method: str, path: str, carrier: Mapping[str, str]) -> RequestWatch:
         """One HTTP request; `carrier`: its `traceparent`/`tracestate` headers, if any."""
         return RequestWatch(self, method, path, carrier)
+
+    def watch_deployments(self, source: DeploymentSource) -> None:
+        """Export the deployments `source` reports (`FarmhandMetrics.watch_deployments`),
+        those of configured models only: a project's model names and backend URLs are a
+        client's text."""
+        if self.metrics is None:
+            return
+        models = self.bounds.models
+        self.metrics.watch_deployments(
+            lambda: [(model, states) for model, states in source() if model in models]
+        )
 
     def mcp_restart(self, server: str) -> None:
         if self.metrics is not None:

@@ -251,9 +251,13 @@ def reporting_waits(factory: ProviderFactory, observer: Observer) -> ProviderFac
 
     def build(model: ModelConfig) -> Provider:
         provider = factory(model)
-        report = getattr(provider, "report_waits", None)  # the embedded engine's, if any
-        if report is not None:
-            report(lambda seconds: observer.embedded_wait(model.name, seconds))
+        engine: object = provider
+        while engine is not None:  # the embedded provider, also inside a wrapper
+            report = getattr(engine, "report_waits", None)
+            if report is not None:
+                report(lambda seconds: observer.embedded_wait(model.name, seconds))
+                break
+            engine = getattr(engine, "inner", None)
         return provider
 
     return build
