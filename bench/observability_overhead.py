@@ -8,9 +8,11 @@ Baseline (`off`): a `farmhand serve` with `server.metrics: false` and no OTLP en
 config with `server.metrics: true` and OTEL_EXPORTER_OTLP_ENDPOINT pointing at a sink on
 loopback (its own process, answering every export with 200), so each request records its
 metrics and exports a request span and a model turn span through the batch processor,
-protobuf encoding included; and (`metrics`) metrics without traces, to tell the two
-apart. All in front of serve_overhead's fake OpenAI-compatible backend (16 words, at
-once), same machine, same run, taking turns.
+protobuf encoding included; (`metrics`) metrics without traces, to tell the two apart;
+(`sampled`) `on` with one trace in 20 kept (OTEL_TRACES_SAMPLER=parentbased_traceidratio,
+OTEL_TRACES_SAMPLER_ARG=0.05), as a busy server would sample. All in front of
+serve_overhead's fake OpenAI-compatible backend (16 words, at once), same machine, same
+run, taking turns.
 
 Method: OpenAI chat completions, whole and streamed, `--clients` concurrent clients
 (aiohttp), `--requests` per case after a warm-up; the serving process's user + system CPU
@@ -41,8 +43,14 @@ sys.path.insert(0, str(Path(__file__).parent))
 from serve_overhead import API_KEY, Target, free_port, run_case, started
 
 OVERHEAD = Path(__file__).parent / "serve_overhead.py"
-SERVERS = {"off": (False, False), "metrics": (True, False), "on": (True, True)}
-"""Each measured server: (server.metrics, spans over OTLP)."""
+SAMPLED = {"OTEL_TRACES_SAMPLER": "parentbased_traceidratio", "OTEL_TRACES_SAMPLER_ARG": "0.05"}
+SERVERS: dict[str, tuple[bool, bool, dict[str, str]]] = {
+    "off": (False, False, {}),
+    "metrics": (True, False, {}),
+    "on": (True, True, {}),
+    "sampled": (True, True, SAMPLED),
+}
+"""Each measured server: server.metrics, spans over OTLP, more of its environment."""
 
 
 class Sink(BaseHTTPRequestHandler):
@@ -125,7 +133,7 @@ def main() -> None:
             started([sys.executable, __file__, "--sink", str(sink_port)], sink_port, env)
         )
         targets = []
-        for name, (metrics, traces) in SERVERS.items():
+        for name, (metrics, traces, more) in SERVERS.items():
             port = ports[name]
             config = Path(tmp) / f"{name}.yaml"
             config.write_text(config_text(backend, metrics))
@@ -133,6 +141,7 @@ def main() -> None:
             tracing = {
                 "OTEL_EXPORTER_OTLP_ENDPOINT": sink,
                 "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "",
+                **more,
             }
             serve = [sys.executable, "-m", "farmhand", "serve", "--port", str(port)]
             serve += ["--config", str(config), "--log-level", "warning"]
@@ -149,17 +158,16 @@ def main() -> None:
         seen = counted(f"http://127.0.0.1:{ports['on']}/metrics")
     print(
         f"\nserver CPU per request, median of {args.rounds} rounds, {args.requests} requests"
-        f" per case, {args.clients} clients (off: server.metrics false, no OTLP; on: metrics"
-        " and spans over OTLP/HTTP)"
+        f" per case, {args.clients} clients (off: server.metrics false, no OTLP; metrics:"
+        " server.metrics true; on: metrics and every request's spans over OTLP/HTTP;"
+        " sampled: the same with 1 trace in 20, OTEL_TRACES_SAMPLER=parentbased_traceidratio)"
     )
     for stream in (False, True):
-        off, counted_only, on = (medians[(name, stream)] for name in SERVERS)
+        off = medians[("off", stream)]
         kind = "streamed" if stream else "whole"
-        print(
-            f"  {kind:>8}: off {off:.3f} ms; metrics only {counted_only:.3f} ms"
-            f" ({counted_only / off:.3f}x);"
-            f" metrics and traces {on:.3f} ms (on/off {on / off:.3f}x)"
-        )
+        cases = [f"{name} {medians[(name, stream)]:.3f} ms" for name in SERVERS]
+        ratios = [f"{name}/off {medians[(name, stream)] / off:.3f}x" for name in SERVERS]
+        print(f"  {kind:>8}: {', '.join(cases)}; {', '.join(ratios[1:])}")
     print(f"the measured server counted {seen:.0f} chat completions in farmhand_requests_total")
 
 
