@@ -203,3 +203,31 @@ def test_the_service_wires_embedded_waits_to_the_observer() -> None:
     found = samples(observer.metrics)
     assert ("farmhand_embedded_wait_seconds_count", {"model": "farm"}, 1.0) in found
     assert ("farmhand_embedded_wait_seconds_sum", {"model": "farm"}, 0.25) in found
+
+
+def test_the_service_exports_the_deployments_of_a_pooled_model() -> None:
+    class Pooled(ScriptedProvider):
+        """A model served by a pool of deployments: `snapshot()` as `DeploymentPool`'s."""
+
+        def snapshot(self) -> list[Deployment]:
+            return [Deployment("http://10.0.0.1:8080/v1", "healthy", 2)]
+
+    backend = {"provider": "openai", "model": "x", "base_url": "http://127.0.0.1:9"}
+    config = FarmhandConfig.model_validate(
+        {"runtime": {"models": [{"name": "farm", **backend}, {"name": "solo", **backend}]}}
+    )
+    observer = observer_for(metrics=True, models=["farm", "solo"], servers=[], environ={})
+
+    def factory(model: ModelConfig) -> PromptBasedProvider | ScriptedProvider:
+        return PromptBasedProvider(Pooled()) if model.name == "farm" else ScriptedProvider()
+
+    state = ServiceState.for_config(config, provider_factory=factory, observer=observer)
+    for name in ("farm", "solo"):
+        anyio.run(state.provider, config.model(name))
+    assert observer.metrics is not None
+    found = [(n, labels, v) for n, labels, v in samples(observer.metrics) if "deployment" in n]
+    deployment = {"model": "farm", "deployment": "http://10.0.0.1:8080/v1"}
+    assert found == [
+        ("farmhand_deployment_up", deployment, 1.0),
+        ("farmhand_deployment_in_flight", deployment, 2.0),
+    ]

@@ -53,12 +53,8 @@ class Deployment:
 
 
 DeploymentSource = Callable[[], Iterable[tuple[str, Iterable[DeploymentReading]]]]
-"""(model name, its deployments) for every model served by a pool. Wiring the pools is
-one line where the state is built (`ServiceState.for_config`):
-
-    observer.watch_deployments(lambda: [(m.config.name, deployment_states(m.provider))
-                                        for m in models.loaded()])
-"""
+"""(model name, its deployments) for every model served by a pool; the service reads
+every loaded provider that has a `snapshot()` (`service.state.pool_deployments`)."""
 HEALTHY = "healthy"
 PoolSource = Callable[[], Iterable[str]]
 """The status of every server in the MCP pool ("running", "idle", "restarting", ...)."""

@@ -111,6 +111,8 @@ class ServiceState:
         if observer.metrics is not None:
             observer.metrics.watch_pool(lambda: [c.status for c in pool.connections])
         factory = provider_factory or default_provider_factory
+        models = models or loaded_models(config.server.engine)
+        observer.watch_deployments(lambda: pool_deployments(models))
         return cls(
             config=config,
             answers=PendingAnswers(timeout=config.server.question_timeout),
@@ -118,7 +120,7 @@ class ServiceState:
             pool=pool,
             provider_factory=reporting_waits(factory, observer) if observer.active else factory,
             api_keys=api_keys,
-            models=models or loaded_models(config.server.engine),
+            models=models,
             observer=observer,
         )
 
@@ -251,13 +253,30 @@ def reporting_waits(factory: ProviderFactory, observer: Observer) -> ProviderFac
 
     def build(model: ModelConfig) -> Provider:
         provider = factory(model)
-        engine: object = provider
-        while engine is not None:  # the embedded provider, also inside a wrapper
-            report = getattr(engine, "report_waits", None)
-            if report is not None:
-                report(lambda seconds: observer.embedded_wait(model.name, seconds))
-                break
-            engine = getattr(engine, "inner", None)
+        report = wrapped_method(provider, "report_waits")  # the embedded engine's
+        if report is not None:
+            report(lambda seconds: observer.embedded_wait(model.name, seconds))
         return provider
 
     return build
+
+
+def pool_deployments(models: LoadedModels) -> list[tuple[str, Any]]:
+    """(model name, its deployments' states) for every loaded model served by a pool of
+    deployments (a provider with `snapshot()`), for the deployment gauges."""
+    found = []
+    for loaded in models.loaded():
+        snapshot = wrapped_method(loaded.provider, "snapshot")
+        if snapshot is not None:
+            found.append((loaded.config.name, snapshot()))
+    return found
+
+
+def wrapped_method(provider: object, name: str) -> Any:
+    """The method `name` of `provider` or of the provider it wraps (`inner`), if any."""
+    while provider is not None:
+        method = getattr(provider, name, None)
+        if method is not None:
+            return method
+        provider = getattr(provider, "inner", None)
+    return None
