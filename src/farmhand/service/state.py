@@ -245,7 +245,9 @@ class ServiceState:
             self.tasks = None
         await self.models.aclose()
         self.files.close()
-        self.observer.close()
+        # Flushes the last spans: in a worker thread, as a collector that is down holds
+        # the exporter up to its timeout.
+        await anyio.to_thread.run_sync(self.observer.close)
 
 
 def reporting_waits(factory: ProviderFactory, observer: Observer) -> ProviderFactory:
