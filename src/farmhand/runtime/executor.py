@@ -84,6 +84,10 @@ class ToolRouter:
         """The exposed name a call means (see `resolve_tool_name`)."""
         return resolve_tool_name(name, [*self._owner, *self._client_tools])
 
+    def runs(self, name: str) -> bool:
+        """Whether `name` (as `check` resolved it) is a tool of one of the toolsets."""
+        return name in self._owner
+
     def is_client_tool(self, name: str) -> bool:
         return name in self._client_tools and name not in self._owner
 

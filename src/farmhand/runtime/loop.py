@@ -20,6 +20,7 @@ from farmhand.messages import (
     ToolResult,
     Usage,
 )
+from farmhand.observability import NO_CHAT, ChatWatch
 from farmhand.prompting.guidance import answer_turn
 from farmhand.providers.base import GenerationSettings, Provider
 from farmhand.runtime.events import (
@@ -95,6 +96,7 @@ async def run_loop(
     *,
     max_tool_rounds: int = DEFAULT_MAX_TOOL_ROUNDS,
     answer_when_spent: bool = False,
+    watch: ChatWatch = NO_CHAT,
 ) -> AsyncGenerator[LoopEvent, None]:
     """Run the conversation until the model answers without calling tools.
 
@@ -150,24 +152,27 @@ async def run_loop(
         no_calls = answer_only or spent
         writing: dict[int, ToolCallWriting] = {}  # the calls being written, by index
         # Closed here if our reader stops early: the embedded model is held until it ends.
-        async with aclosing(provider.stream(prompt, tools, turn_settings)) as events:
-            async for event in events:
-                if isinstance(event, TextDelta):
-                    turn.text.append(event.text)
-                    yield TextChunk(event.text)
-                elif isinstance(event, ReasoningDelta):
-                    yield ReasoningChunk(event.text)
-                elif isinstance(event, ToolCallDelta) and not no_calls:
-                    if settings.parallel_tool_calls or event.index == 0:
-                        piece = _writing(event, writing, router)
-                        if piece is not None:
-                            yield piece
-                elif isinstance(event, ToolCallEvent) and not no_calls:
-                    turn.calls.append(router.check(event.call))
-                elif isinstance(event, Finish):
-                    state.usage += event.usage
-                    turn.finish_reason = event.reason
-                    turn.stop_sequence = event.stop_sequence
+        with watch.turn() as watched:
+            async with aclosing(provider.stream(prompt, tools, turn_settings)) as events:
+                async for event in events:
+                    if isinstance(event, TextDelta):
+                        turn.text.append(event.text)
+                        yield TextChunk(event.text)
+                    elif isinstance(event, ReasoningDelta):
+                        yield ReasoningChunk(event.text)
+                    elif isinstance(event, ToolCallDelta) and not no_calls:
+                        if settings.parallel_tool_calls or event.index == 0:
+                            piece = _writing(event, writing, router)
+                            if piece is not None:
+                                yield piece
+                    elif isinstance(event, ToolCallEvent) and not no_calls:
+                        turn.calls.append(router.check(event.call))
+                    elif isinstance(event, Finish):
+                        state.usage += event.usage
+                        turn.finish_reason = event.reason
+                        turn.stop_sequence = event.stop_sequence
+                        usage = event.usage
+                        watched.finished(usage.prompt_tokens, usage.completion_tokens, event.reason)
         if not settings.parallel_tool_calls:
             turn.calls = turn.calls[:1]
 
@@ -198,7 +203,8 @@ async def run_loop(
                 fresh.append(call)
         for call in fresh:
             yield ToolCallStarted(call)
-        outcomes = dict(zip(map(id, fresh), await _execute_all(router, fresh), strict=True))
+        ran = await _execute_all(router, fresh, watch)
+        outcomes = dict(zip(map(id, fresh), ran, strict=True))
         state.offered_tools = bool(fresh) and all(o.offers_tools for o in outcomes.values())
         held: list[ToolCall] = []
         for call in server_calls:
@@ -238,6 +244,14 @@ def _for_client(call: ToolCall, router: ToolRouter) -> bool:
     return router.is_client_tool(call.name) and not call.parse_error
 
 
+def _outcome_label(call: ToolCall, outcome: Outcome, offered: bool) -> str:
+    if not offered:
+        return "invalid"
+    if outcome.held:
+        return "held"
+    return "error" if outcome.result.is_error else "ok"
+
+
 def _repeat_result(call: ToolCall) -> ToolResult:
     return ToolResult(
         call.id,
@@ -247,7 +261,9 @@ def _repeat_result(call: ToolCall) -> ToolResult:
     )
 
 
-async def _execute_all(router: ToolRouter, calls: Sequence[ToolCall]) -> list[Outcome]:
+async def _execute_all(
+    router: ToolRouter, calls: Sequence[ToolCall], watch: ChatWatch = NO_CHAT
+) -> list[Outcome]:
     """Run the calls of a turn; results keep the calls' order.
 
     Calls that may run side by side (see `ToolRouter.serial_lane`) each get a task; the
@@ -265,7 +281,11 @@ async def _execute_all(router: ToolRouter, calls: Sequence[ToolCall]) -> list[Ou
 
     async def run(indexes: list[int]) -> None:
         for index in indexes:
-            results[index] = await router.execute_full(calls[index])
+            call = calls[index]
+            offered = not call.parse_error and router.runs(call.name)
+            with watch.tool_call(call.name, call.id, offered=offered) as watched:
+                results[index] = outcome = await router.execute_full(call)
+                watched.done(_outcome_label(call, outcome, offered))
 
     async with anyio.create_task_group() as group:
         for index in alone:

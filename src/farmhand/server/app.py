@@ -28,13 +28,14 @@ from starlette.types import Lifespan
 
 from farmhand.config.models import FarmhandConfig
 from farmhand.errors import RequestError
-from farmhand.server import eval_reports_api, playground_api, projects_api
+from farmhand.server import eval_reports_api, metrics_api, playground_api, projects_api
 from farmhand.server.auth import GateMiddleware, api_keys_from_env, max_body_from_env
 from farmhand.server.browser_guard import BrowserGuard, HostRule
 from farmhand.server.dialect_registry import dialect_routes, error_body_for_path
 from farmhand.server.disconnect import CancelOnDisconnect
 from farmhand.server.errors import error_response
 from farmhand.server.json_response import JSONResponse
+from farmhand.server.observe import observed_requests
 from farmhand.server.openapi import openapi_document
 from farmhand.service.state import ServiceState
 
@@ -66,6 +67,7 @@ def http_app(
     app = Starlette(
         routes=[*_routes(), *extra_routes],
         middleware=[
+            *observed_requests(state.observer),  # outermost: refusals are counted too
             Middleware(BrowserGuard, hosts=hosts, origins=origins),
             *_cors(origins),
             Middleware(GateMiddleware, api_keys=state.api_keys, max_body_bytes=limit),
@@ -101,6 +103,7 @@ def _routes() -> list[BaseRoute]:
         *projects_api.routes(),
         *playground_api.routes(),
         *eval_reports_api.routes(),
+        *metrics_api.routes(),
         Route("/health", _health, methods=["GET"]),
         Route("/openapi.json", _openapi, methods=["GET"]),
     ]

@@ -221,6 +221,7 @@ async def run_chat(state: ServiceState, request: ChatRequest) -> AsyncGenerator[
                 settings,
                 max_tool_rounds=setup.max_tool_rounds,
                 answer_when_spent=request.answer_when_spent,
+                watch=state.observer.chat(model.name, model.provider),
             )
             async with aclosing(loop) as events:
                 async for event in events:

@@ -20,6 +20,7 @@ import anyio
 
 from farmhand.config.models import FarmhandConfig, ModelConfig
 from farmhand.errors import ConfigError, UnknownModelError
+from farmhand.observability import NO_OBSERVER, Observer
 from farmhand.paths import farmhand_home
 from farmhand.providers.base import Provider
 from farmhand.providers.factory import provider_for
@@ -82,6 +83,9 @@ class ServiceState:
     """Signs the links to eval reports (`service.eval_reports`); new for every run."""
     models: LoadedModels = field(default_factory=lambda: LoadedModels(budget_bytes(None)))
     """The loaded models, under the memory budget; projects share the server's."""
+    observer: Observer = NO_OBSERVER
+    """Records metrics and traces (`farmhand serve`'s, `assembly.service_for`); the
+    other faces watch nothing."""
 
     @classmethod
     def for_config(
@@ -92,23 +96,33 @@ class ServiceState:
         provider_factory: ProviderFactory | None = None,
         api_keys: frozenset[str] = frozenset(),
         models: LoadedModels | None = None,
+        observer: Observer = NO_OBSERVER,
     ) -> ServiceState:
         """The state `config` describes, for every face alike: the MCP pool with the
         `server.request_servers` bounds, the questions' timeout, the models under
         `server.engine`'s budget (`models`: another registry, e.g. the CLI's unbounded one).
-        Nothing runs until `running()`."""
+        Nothing runs until `running()`. `observer` watches the chats, the pool and the
+        embedded engines' queues."""
+        pool = MCPPool(
+            call_timeout=config.runtime.tool_timeout,
+            request_idle_timeout=config.server.request_servers.idle_timeout,
+            max_request_servers=config.server.request_servers.max_alive,
+            observer=observer,
+        )
+        if observer.metrics is not None:
+            observer.metrics.watch_pool(lambda: [c.status for c in pool.connections])
+        factory = provider_factory or default_provider_factory
+        models = models or loaded_models(config.server.engine)
+        observer.watch_deployments(lambda: pool_deployments(models))
         return cls(
             config=config,
             answers=PendingAnswers(timeout=config.server.question_timeout),
             home=home or farmhand_home(),
-            pool=MCPPool(
-                call_timeout=config.runtime.tool_timeout,
-                request_idle_timeout=config.server.request_servers.idle_timeout,
-                max_request_servers=config.server.request_servers.max_alive,
-            ),
-            provider_factory=provider_factory or default_provider_factory,
+            pool=pool,
+            provider_factory=reporting_waits(factory, observer) if observer.active else factory,
             api_keys=api_keys,
-            models=models or loaded_models(config.server.engine),
+            models=models,
+            observer=observer,
         )
 
     @classmethod
@@ -235,3 +249,40 @@ class ServiceState:
             self.tasks = None
         await self.models.aclose()
         self.files.close()
+        # Flushes the last spans: in a worker thread, as a collector that is down holds
+        # the exporter up to its timeout.
+        await anyio.to_thread.run_sync(self.observer.close)
+
+
+def reporting_waits(factory: ProviderFactory, observer: Observer) -> ProviderFactory:
+    """`factory`, whose embedded providers tell `observer` how long turns wait for them."""
+
+    def build(model: ModelConfig) -> Provider:
+        provider = factory(model)
+        report = wrapped_method(provider, "report_waits")  # the embedded engine's
+        if report is not None:
+            report(lambda seconds: observer.embedded_wait(model.name, seconds))
+        return provider
+
+    return build
+
+
+def pool_deployments(models: LoadedModels) -> list[tuple[str, Any]]:
+    """(model name, its deployments' states) for every loaded model served by a pool of
+    deployments (a provider with `snapshot()`), for the deployment gauges."""
+    found = []
+    for loaded in models.loaded():
+        snapshot = wrapped_method(loaded.provider, "snapshot")
+        if snapshot is not None:
+            found.append((loaded.config.name, snapshot()))
+    return found
+
+
+def wrapped_method(provider: object, name: str) -> Any:
+    """The method `name` of `provider` or of the provider it wraps (`inner`), if any."""
+    while provider is not None:
+        method = getattr(provider, name, None)
+        if method is not None:
+            return method
+        provider = getattr(provider, "inner", None)
+    return None

@@ -186,6 +186,8 @@ class Engine:
         self._gathered = False
         self._thread: threading.Thread | None = None
         self.last_active = time.monotonic()
+        self.on_wait: Callable[[float], None] | None = None
+        """Told how long each turn waited to be admitted (the server's metrics)."""
         _live_engines.add(self)
 
     def status(self) -> EngineStatus:
@@ -224,7 +226,10 @@ class Engine:
             self._start()
             self.wake.notify()
         try:
+            queued = time.perf_counter()
             await turn.admitted
+            if self.on_wait is not None:
+                self.on_wait(time.perf_counter() - queued)
             yield turn
         finally:
             self._release(turn)

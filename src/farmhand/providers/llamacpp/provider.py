@@ -227,6 +227,10 @@ class LlamaCppProvider:
             )
         return budget
 
+    def report_waits(self, callback: Callable[[float], None]) -> None:
+        """Tell `callback` the seconds each turn waits for the engine (the server's metrics)."""
+        self.engine.on_wait = callback
+
     def engine_status(self) -> EngineStatus:
         status = self.engine.status()
         return dataclasses.replace(status, prompt_tokens_processed=self.processed_prompt_tokens)

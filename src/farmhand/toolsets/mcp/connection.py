@@ -26,6 +26,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from farmhand.errors import ToolServerError
+from farmhand.observability import NO_OBSERVER, Observer
 from farmhand.toolsets.mcp.callers import ServerCallers
 from farmhand.toolsets.mcp.elicitation import NO_ONE, Asker, client_info
 from farmhand.toolsets.mcp.tool_lists import ToolList, fetch_tools
@@ -63,8 +64,10 @@ class ServerConnection:
         max_concurrent_calls: int | None = None,
         timeouts_before_restart: int = TIMEOUTS_BEFORE_RESTART,
         asker: Asker = NO_ONE,
+        observer: Observer = NO_OBSERVER,
     ) -> None:
         self.name = name
+        self.observer = observer
         self.mode = mode
         """How to pick the protocol revision: "auto" probes, "legacy" forces the handshake."""
         self.target = target
@@ -136,6 +139,8 @@ class ServerConnection:
                 ) as client:
                     if self._ever_connected:
                         self.restarts += 1
+                        if self.failures:  # not one closed for sitting idle
+                            self.observer.mcp_restart(self.name)
                     self._ever_connected = True
                     self.protocol_version = client.protocol_version
                     self._last_used = time.monotonic()
@@ -300,6 +305,7 @@ class ServerConnection:
         """Count a call that did not answer in time; after `timeouts_before_restart` in a
         row the session is ended, so the next call starts the server afresh."""
         self.timeouts += 1
+        self.observer.mcp_timeout(self.name)
         if self.timeouts >= self.timeouts_before_restart:
             log.warning(
                 "MCP server %s: %d calls in a row timed out; restarting it",

@@ -24,6 +24,7 @@ from anyio.abc import TaskGroup
 
 from farmhand.config.models import McpServerConfig
 from farmhand.errors import ToolServerError
+from farmhand.observability import NO_OBSERVER, Observer
 from farmhand.toolsets.mcp.client import MCPToolset
 from farmhand.toolsets.mcp.connection import ServerConnection
 from farmhand.toolsets.mcp.elicitation import NO_ONE, Asker
@@ -50,8 +51,11 @@ class MCPPool:
         max_request_servers: int = MAX_REQUEST_SERVERS,
         max_concurrent_calls: int = MAX_CONCURRENT_CALLS,
         asker: Asker = NO_ONE,
+        observer: Observer = NO_OBSERVER,
     ) -> None:
         self.asker = asker
+        self.observer = observer
+        """Told of every restart and call timeout of the pool's servers (metrics)."""
         """Answers a server's questions asked outside any call of a toolset with an asker
         of its own (e.g. while listing tools); by default no one can."""
         self.call_timeout = call_timeout
@@ -121,6 +125,7 @@ class MCPPool:
             idle_timeout=self.request_idle_timeout if from_request else self.idle_timeout,
             max_concurrent_calls=self.max_concurrent_calls,
             asker=self.asker,
+            observer=self.observer,
         )
         self._connections[key] = connection
         if from_request:

@@ -1,0 +1,175 @@
+"""Metrics and tracing: the server CPU they cost per request.
+
+Claim: `farmhand serve` with its Prometheus metrics and OpenTelemetry traces on (spans sent
+over OTLP/HTTP) spends within 5% more CPU per request than with both off.
+
+Baseline (`off`): a `farmhand serve` with `server.metrics: false` and no OTLP endpoint
+(the no-op observer: no middleware, a no-op watch per turn). Measured (`on`): the same
+config with `server.metrics: true` and OTEL_EXPORTER_OTLP_ENDPOINT pointing at a sink on
+loopback (its own process, answering every export with 200), so each request records its
+metrics and exports a request span and a model turn span through the batch processor,
+protobuf encoding included; (`metrics`) metrics without traces, to tell the two apart;
+(`sampled`) `on` with one trace in 20 kept (OTEL_TRACES_SAMPLER=parentbased_traceidratio,
+OTEL_TRACES_SAMPLER_ARG=0.05), as a busy server would sample. All in front of
+serve_overhead's fake OpenAI-compatible backend (16 words, at once), same machine, same
+run, taking turns.
+
+Method: OpenAI chat completions, whole and streamed, `--clients` concurrent clients
+(aiohttp), `--requests` per case after a warm-up; the serving process's user + system CPU
+time (from /proc) over the measured requests, divided by the requests. `--rounds` rounds,
+each target in turn; each number is the median of its rounds. At the end the measured
+server's /metrics is read, to show it counted what it served.
+
+Run: .venv/bin/python bench/observability_overhead.py [--requests 2000] [--rounds 3]
+     [--clients 8]
+
+Numbers are printed, never asserted; on a shared machine read them as rough.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+from contextlib import ExitStack
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import anyio
+import httpx
+
+sys.path.insert(0, str(Path(__file__).parent))
+from serve_overhead import API_KEY, Target, free_port, run_case, started
+
+OVERHEAD = Path(__file__).parent / "serve_overhead.py"
+SAMPLED = {"OTEL_TRACES_SAMPLER": "parentbased_traceidratio", "OTEL_TRACES_SAMPLER_ARG": "0.05"}
+SERVERS: dict[str, tuple[bool, bool, dict[str, str]]] = {
+    "off": (False, False, {}),
+    "metrics": (True, False, {}),
+    "on": (True, True, {}),
+    "sampled": (True, True, SAMPLED),
+}
+"""Each measured server: server.metrics, spans over OTLP, more of its environment."""
+
+
+class Sink(BaseHTTPRequestHandler):
+    """An OTLP/HTTP receiver that keeps nothing: 200 and an empty export response."""
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("content-length", 0)))
+        self.send_response(200)
+        self.send_header("content-type", "application/x-protobuf")
+        self.send_header("content-length", "0")
+        self.end_headers()
+
+    def log_message(self, *_: object) -> None:
+        return
+
+
+def config_text(backend: str, metrics: bool) -> str:
+    return (
+        "runtime:\n  models:\n    - name: default\n      provider: openai\n"
+        f"      model: fake\n      base_url: {backend}\n      api_key: none\n"
+        f"server:\n  metrics: {'true' if metrics else 'false'}\n"
+    )
+
+
+async def measure(
+    targets: list[Target], requests: int, rounds: int, clients: int
+) -> dict[tuple[str, bool], float]:
+    """Median CPU milliseconds per request, by (target, streamed)."""
+    cpu: dict[tuple[str, bool], list[float]] = {}
+    for round_number in range(rounds):
+        for stream in (False, True):
+            for target in targets:
+                _, wall, seconds = await run_case(target, stream, clients, requests)
+                per_request = seconds * 1000 / requests
+                cpu.setdefault((target.name, stream), []).append(per_request)
+                kind = "stream" if stream else "whole"
+                print(
+                    f"round {round_number + 1} {target.name:>7} {kind:>6}:"
+                    f" {per_request:.3f} ms CPU per request, {requests / wall:.0f} req/s",
+                    flush=True,
+                )
+    return {key: statistics.median(values) for key, values in cpu.items()}
+
+
+def counted(url: str) -> float:
+    """The chat completions the measured server counted in farmhand_requests_total."""
+    answer = httpx.get(url, headers={"authorization": f"Bearer {API_KEY}"}, timeout=10)
+    answer.raise_for_status()
+    total = 0.0
+    for line in answer.text.splitlines():
+        if line.startswith("farmhand_requests_total{") and "/v1/chat/completions" in line:
+            total += float(line.rsplit(" ", 1)[1])
+    return total
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--requests", type=int, default=2000)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--sink", type=int, default=0, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.sink:
+        ThreadingHTTPServer(("127.0.0.1", args.sink), Sink).serve_forever()
+        return
+
+    backend_port, sink_port = free_port(), free_port()
+    ports = {name: free_port() for name in SERVERS}
+    backend = f"http://127.0.0.1:{backend_port}/v1"
+    with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
+        env = {"FARMHAND_API_KEYS": API_KEY, "FARMHAND_HOME": tmp}
+        stack.enter_context(
+            started(
+                [sys.executable, str(OVERHEAD), "--backend", "--port", str(backend_port)],
+                backend_port,
+                env,
+            )
+        )
+        stack.enter_context(
+            started([sys.executable, __file__, "--sink", str(sink_port)], sink_port, env)
+        )
+        targets = []
+        for name, (metrics, traces, more) in SERVERS.items():
+            port = ports[name]
+            config = Path(tmp) / f"{name}.yaml"
+            config.write_text(config_text(backend, metrics))
+            sink = f"http://127.0.0.1:{sink_port}" if traces else ""
+            tracing = {
+                "OTEL_EXPORTER_OTLP_ENDPOINT": sink,
+                "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "",
+                **more,
+            }
+            serve = [sys.executable, "-m", "farmhand", "serve", "--port", str(port)]
+            serve += ["--config", str(config), "--log-level", "warning"]
+            pid = stack.enter_context(started(serve, port, {**env, **tracing}))
+            targets.append(Target(name, f"http://127.0.0.1:{port}/v1/chat/completions", pid))
+        medians = anyio.run(
+            measure,
+            targets,
+            args.requests,
+            args.rounds,
+            args.clients,
+            backend_options={"use_uvloop": True},
+        )
+        seen = counted(f"http://127.0.0.1:{ports['on']}/metrics")
+    print(
+        f"\nserver CPU per request, median of {args.rounds} rounds, {args.requests} requests"
+        f" per case, {args.clients} clients (off: server.metrics false, no OTLP; metrics:"
+        " server.metrics true; on: metrics and every request's spans over OTLP/HTTP;"
+        " sampled: the same with 1 trace in 20, OTEL_TRACES_SAMPLER=parentbased_traceidratio)"
+    )
+    for stream in (False, True):
+        off = medians[("off", stream)]
+        kind = "streamed" if stream else "whole"
+        cases = [f"{name} {medians[(name, stream)]:.3f} ms" for name in SERVERS]
+        ratios = [f"{name}/off {medians[(name, stream)] / off:.3f}x" for name in SERVERS]
+        print(f"  {kind:>8}: {', '.join(cases)}; {', '.join(ratios[1:])}")
+    print(f"the measured server counted {seen:.0f} chat completions in farmhand_requests_total")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,250 @@
+"""`Recorder`: the observer that records, into Prometheus metrics and OpenTelemetry spans.
+
+Spans of model turns and tool calls are children of the span that was current when the
+chat began (the HTTP request's), started with that context explicitly rather than made
+current: a chat is an async generator, and a context attached in one step of a generator
+cannot be detached safely in another.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from contextvars import Token
+from types import TracebackType
+
+from opentelemetry import context as otel_context
+from opentelemetry.context import Context
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer, set_span_in_context
+from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+
+from farmhand.observability import tracing
+from farmhand.observability.labels import LabelBounds
+from farmhand.observability.metrics import DeploymentSource, FarmhandMetrics
+from farmhand.observability.observer import ChatWatch, Observer, ToolWatch, TurnWatch
+from farmhand.version import farmhand_version
+
+
+class Recorder(Observer):
+    """Records into `metrics` (None: no metrics) and spans from `tracer_provider` (None:
+    no traces). `owns_provider`: `close()` shuts the provider down (one built from the
+    environment); a provider handed in is its owner's to close."""
+
+    def __init__(
+        self,
+        bounds: LabelBounds,
+        metrics: FarmhandMetrics | None,
+        tracer_provider: TracerProvider | None = None,
+        *,
+        owns_provider: bool = False,
+    ) -> None:
+        self.bounds = bounds
+        self.metrics = metrics
+        self.tracer_provider = tracer_provider
+        self.owns_provider = owns_provider
+        self.tracer = (
+            tracer_provider.get_tracer("farmhand", farmhand_version())
+            if tracer_provider is not None
+            else None
+        )
+        self.propagator = TraceContextTextMapPropagator()
+
+    def chat(self, model: str, provider: str) -> ChatWatch:
+        return LiveChat(self, model, provider)
+
+    def request(self, method: str, path: str, carrier: Mapping[str, str]) -> RequestWatch:
+        """One HTTP request; `carrier`: its `traceparent`/`tracestate` headers, if any."""
+        return RequestWatch(self, method, path, carrier)
+
+    def watch_deployments(self, source: DeploymentSource) -> None:
+        """Export the deployments `source` reports (`FarmhandMetrics.watch_deployments`),
+        those of configured models only: a project's model names and backend URLs are a
+        client's text."""
+        if self.metrics is None:
+            return
+        models = self.bounds.models
+        self.metrics.watch_deployments(
+            lambda: [(model, states) for model, states in source() if model in models]
+        )
+
+    def mcp_restart(self, server: str) -> None:
+        if self.metrics is not None:
+            self.metrics.mcp_restarts.labels(self.bounds.server(server)).inc()
+
+    def mcp_timeout(self, server: str) -> None:
+        if self.metrics is not None:
+            self.metrics.mcp_timeouts.labels(self.bounds.server(server)).inc()
+
+    def embedded_wait(self, model: str, seconds: float) -> None:
+        if self.metrics is not None:
+            self.metrics.embedded_wait.labels(self.bounds.model(model)).observe(seconds)
+
+    def close(self) -> None:
+        if self.owns_provider and self.tracer_provider is not None:
+            self.tracer_provider.shutdown()
+
+
+class RequestWatch:
+    """One HTTP request: a SERVER span made current while the app runs (`start`), and the
+    request metrics once its route and status are known (`finish`)."""
+
+    def __init__(
+        self, recorder: Recorder, method: str, path: str, carrier: Mapping[str, str]
+    ) -> None:
+        self.recorder = recorder
+        self.method = method
+        self.started = time.perf_counter()
+        self.first_byte_at: float | None = None
+        self.span: Span | None = None
+        self.token: Token[Context] | None = None
+        tracer = recorder.tracer
+        if tracer is not None:
+            parent = recorder.propagator.extract(carrier) if carrier else None
+            self.span = tracer.start_span(
+                method,
+                context=parent,
+                kind=SpanKind.SERVER,
+                attributes={tracing.HTTP_METHOD: method, tracing.URL_PATH: path},
+            )
+
+    def start(self) -> None:
+        """Make the request's span current (its chat's spans become its children)."""
+        if self.span is not None:
+            self.token = otel_context.attach(set_span_in_context(self.span))
+
+    def first_byte(self) -> None:
+        if self.first_byte_at is None:
+            self.first_byte_at = time.perf_counter()
+
+    def finish(self, dialect: str, route: str, status: int) -> None:
+        """Record the request; `route` a template (or a fixed word), never a raw path."""
+        ended = time.perf_counter()
+        metrics = self.recorder.metrics
+        if metrics is not None:
+            series = metrics.request_series(dialect, route, status)
+            series.requests.inc()
+            series.duration.observe(ended - self.started)
+            if self.first_byte_at is not None:
+                series.first_byte.observe(self.first_byte_at - self.started)
+        if self.token is not None:
+            otel_context.detach(self.token)
+        span = self.span
+        if span is not None:
+            span.update_name(f"{self.method} {route}")
+            span.set_attribute(tracing.HTTP_ROUTE, route)
+            span.set_attribute(tracing.HTTP_STATUS, status)
+            if status >= 500:
+                span.set_status(Status(StatusCode.ERROR))
+                span.set_attribute(tracing.ERROR_TYPE, str(status))
+            span.end()
+
+
+class LiveChat(ChatWatch):
+    def __init__(self, recorder: Recorder, model: str, provider: str) -> None:
+        self.recorder = recorder
+        self.model = model
+        self.provider = provider
+        self.parent = otel_context.get_current() if recorder.tracer is not None else None
+        metrics = recorder.metrics
+        self.tokens = (
+            metrics.token_series(recorder.bounds.model(model)) if metrics is not None else None
+        )
+
+    def turn(self) -> TurnWatch:
+        return LiveTurn(self)
+
+    def tool_call(self, name: str, call_id: str, *, offered: bool) -> ToolWatch:
+        return LiveTool(self, name, call_id, offered)
+
+    def span(self, name: str, kind: SpanKind, attributes: dict[str, str]) -> Span | None:
+        tracer: Tracer | None = self.recorder.tracer
+        if tracer is None:
+            return None
+        return tracer.start_span(name, context=self.parent, kind=kind, attributes=attributes)
+
+
+def _end(span: Span | None, exc: BaseException | None) -> None:
+    if span is None:
+        return
+    if exc is not None and not isinstance(exc, GeneratorExit):
+        span.set_status(Status(StatusCode.ERROR, str(exc)[:200]))
+        span.set_attribute(tracing.ERROR_TYPE, type(exc).__qualname__)
+    span.end()
+
+
+class LiveTurn(TurnWatch):
+    def __init__(self, chat: LiveChat) -> None:
+        self.chat = chat
+        self.span = chat.span(
+            f"chat {chat.model}",
+            SpanKind.CLIENT,
+            {
+                tracing.OPERATION: "chat",
+                tracing.REQUEST_MODEL: chat.model,
+                tracing.PROVIDER: chat.provider,
+            },
+        )
+
+    def __enter__(self) -> LiveTurn:
+        return self
+
+    def finished(self, input_tokens: int, output_tokens: int, reason: str) -> None:
+        if self.chat.tokens is not None:
+            tokens_in, tokens_out = self.chat.tokens
+            tokens_in.inc(input_tokens)
+            tokens_out.inc(output_tokens)
+        if self.span is not None:
+            self.span.set_attribute(tracing.INPUT_TOKENS, input_tokens)
+            self.span.set_attribute(tracing.OUTPUT_TOKENS, output_tokens)
+            self.span.set_attribute(tracing.FINISH_REASONS, (reason,))
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        _end(self.span, exc)
+
+
+class LiveTool(ToolWatch):
+    def __init__(self, chat: LiveChat, name: str, call_id: str, offered: bool) -> None:
+        self.chat = chat
+        self.server, self.tool = chat.recorder.bounds.tool(name, offered=offered)
+        self.started = time.perf_counter()
+        self.outcome: str | None = None
+        self.span = chat.span(
+            f"execute_tool {name}",
+            SpanKind.INTERNAL,
+            {
+                tracing.OPERATION: "execute_tool",
+                tracing.TOOL_NAME: name,
+                tracing.TOOL_CALL_ID: call_id,
+                tracing.TOOL_TYPE: "function",
+            },
+        )
+
+    def __enter__(self) -> LiveTool:
+        return self
+
+    def done(self, outcome: str) -> None:
+        self.outcome = outcome
+        metrics = self.chat.recorder.metrics
+        if metrics is not None:
+            metrics.tool_calls.labels(self.server, self.tool, outcome).inc()
+            elapsed = time.perf_counter() - self.started
+            metrics.tool_duration.labels(self.server, self.tool).observe(elapsed)
+        if self.span is not None and outcome != "ok":
+            self.span.set_status(Status(StatusCode.ERROR, outcome))
+            self.span.set_attribute(tracing.ERROR_TYPE, outcome)
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self.outcome is None:  # ended by an exception (cancelled: the client left)
+            self.done("cancelled" if exc is not None else "unfinished")
+        _end(self.span, exc)
