@@ -24,6 +24,7 @@ from farmhand.config.models import FarmhandConfig
 from farmhand.mcpserver.http import mcp_endpoint
 from farmhand.mcpserver.llama_tools import LlamaTools, llama_tools_for
 from farmhand.server.app import api_keys_for, http_app
+from farmhand.server.drain import Drain
 from farmhand.service.state import CLIENT_KEY, ProviderFactory, ServiceState
 
 
@@ -72,10 +73,11 @@ def create_app(
     api_keys: Iterable[str] | None = None,
     max_body_bytes: int | None = None,
     allowed_hosts: Sequence[str] = (),
+    drain: Drain | None = None,
 ) -> Starlette:
     """The app behind `farmhand serve` for `config`. `api_keys` None means
     FARMHAND_API_KEYS plus the config's `server.api_keys` (none: no keys required);
-    `max_body_bytes` and `allowed_hosts` as in `server.app.http_app`.
+    `max_body_bytes`, `allowed_hosts` and `drain` as in `server.app.http_app`.
 
     Its lifespan runs the service (MCP pool, paused chats, keep_alive sweep), then the /mcp
     session manager and the A2A request handler; on shutdown (after uvicorn has let
@@ -105,4 +107,5 @@ def create_app(
         extra_routes=[*mcp.routes, *a2a.routes],
         max_body_bytes=max_body_bytes,
         allowed_hosts=allowed_hosts,
+        drain=drain,
     )
