@@ -34,8 +34,9 @@ class StreamReader:
         self.thread.start()
 
     def read(self) -> None:
-        with httpx.stream("POST", f"{self.url}/v1/chat/completions", json=QUESTION, timeout=60) as r:
-            for line in r.iter_lines():
+        chat = f"{self.url}/v1/chat/completions"
+        with httpx.stream("POST", chat, json=QUESTION, timeout=60) as answer:
+            for line in answer.iter_lines():
                 if line.startswith("data: "):
                     self.events.append(line.removeprefix("data: "))
                     self.started.set()
@@ -48,7 +49,9 @@ class StreamReader:
 
 
 @contextmanager
-def served_slow(tmp_path: Path, *, pieces: int, drain_timeout: float) -> Iterator[Served]:
+def served_slow(
+    tmp_path: Path, *, pieces: int, drain_timeout: float
+) -> Iterator[tuple[Served, str]]:
     with SlowBackend(pieces=pieces, pause=0.4) as backend:
         server = {"drain_timeout": drain_timeout}
         config = {"runtime": {"models": [model_config(backend.url, "slow")]}, "server": server}
@@ -56,8 +59,7 @@ def served_slow(tmp_path: Path, *, pieces: int, drain_timeout: float) -> Iterato
         port = free_port()
         env = {"FARMHAND_API_KEYS": "", "FARMHAND_HOME": str(tmp_path / "home")}
         with serving("--port", str(port), cwd=tmp_path, env=env) as served:
-            served.url = f"http://127.0.0.1:{port}"  # type: ignore[attr-defined]
-            yield served
+            yield served, f"http://127.0.0.1:{port}"
 
 
 def refusal_while_draining(url: str) -> httpx.Response:
@@ -78,8 +80,7 @@ def rest_of_log(served: Served) -> str:
 
 
 def test_sigterm_lets_the_stream_finish_refuses_new_requests_and_exits_0(tmp_path: Path) -> None:
-    with served_slow(tmp_path, pieces=8, drain_timeout=60) as served:
-        url: str = served.url  # type: ignore[attr-defined]
+    with served_slow(tmp_path, pieces=8, drain_timeout=60) as (served, url):
         stream = StreamReader(url)
         assert stream.started.wait(30)
         served.process.send_signal(signal.SIGTERM)
@@ -104,8 +105,7 @@ def test_sigterm_lets_the_stream_finish_refuses_new_requests_and_exits_0(tmp_pat
 
 
 def test_a_stream_longer_than_drain_timeout_ends_with_an_error_event(tmp_path: Path) -> None:
-    with served_slow(tmp_path, pieces=200, drain_timeout=1) as served:
-        url: str = served.url  # type: ignore[attr-defined]
+    with served_slow(tmp_path, pieces=200, drain_timeout=1) as (served, url):
         stream = StreamReader(url)
         assert stream.started.wait(30)
         served.process.send_signal(signal.SIGTERM)
