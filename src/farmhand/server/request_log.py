@@ -20,6 +20,7 @@ import time
 import uuid
 from contextvars import ContextVar
 
+from starlette.routing import BaseRoute, Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 log = logging.getLogger("farmhand.requests")
@@ -42,10 +43,18 @@ def request_id(scope: Scope) -> str:
 
 
 def route_template(scope: Scope) -> str:
-    """The path template of the route the request matched (set by Starlette's router)."""
+    """The path template of the route the request matched (set by Starlette's router), or
+    of the route it would have reached when a middleware refused it first (a missing key)."""
     route = scope.get("route")
+    if route is None:
+        route = next((r for r in _routes(scope) if r.matches(scope)[0] != Match.NONE), None)
     path = getattr(route, "path", None)
     return path if isinstance(path, str) and path else NO_ROUTE
+
+
+def _routes(scope: Scope) -> list[BaseRoute]:
+    app = scope.get("app")
+    return list(getattr(app, "routes", []))
 
 
 class RequestLog:
