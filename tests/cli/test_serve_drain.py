@@ -1,7 +1,7 @@
 """SIGTERM drains a real `farmhand serve`: the stream in flight finishes, a new request gets
 a 503 with Retry-After meanwhile, the process exits 0; a stream longer than
-`server.drain_timeout` is cut with the dialect's error event and `[DONE]`, and the exit is
-still clean. The model is a slow OpenAI-compatible backend (a word every fraction of a
+`server.drain_timeout` is cut with the dialect's error event and `[DONE]`, an answer not
+begun by then is a 503, and the exit is still clean. The model is a slow OpenAI-compatible backend (a word every fraction of a
 second), so the stream is surely in flight when the signal comes."""
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from tests.support.serve_process import Served, serving
 from tests.support.slow_backend import SlowBackend, piece
 
 QUESTION = {"model": "slow", "stream": True, "messages": [{"role": "user", "content": "talk"}]}
+WHOLE = {**QUESTION, "stream": False}
 
 
 class StreamReader:
@@ -51,7 +52,7 @@ class StreamReader:
 @contextmanager
 def served_slow(
     tmp_path: Path, *, pieces: int, drain_timeout: float
-) -> Iterator[tuple[Served, str]]:
+) -> Iterator[tuple[Served, str, SlowBackend]]:
     with SlowBackend(pieces=pieces, pause=0.4) as backend:
         server = {"drain_timeout": drain_timeout}
         config = {"runtime": {"models": [model_config(backend.url, "slow")]}, "server": server}
@@ -59,7 +60,7 @@ def served_slow(
         port = free_port()
         env = {"FARMHAND_API_KEYS": "", "FARMHAND_HOME": str(tmp_path / "home")}
         with serving("--port", str(port), cwd=tmp_path, env=env) as served:
-            yield served, f"http://127.0.0.1:{port}"
+            yield served, f"http://127.0.0.1:{port}", backend
 
 
 def refusal_while_draining(url: str) -> httpx.Response:
@@ -80,7 +81,7 @@ def rest_of_log(served: Served) -> str:
 
 
 def test_sigterm_lets_the_stream_finish_refuses_new_requests_and_exits_0(tmp_path: Path) -> None:
-    with served_slow(tmp_path, pieces=8, drain_timeout=60) as (served, url):
+    with served_slow(tmp_path, pieces=8, drain_timeout=60) as (served, url, _):
         stream = StreamReader(url)
         assert stream.started.wait(30)
         served.process.send_signal(signal.SIGTERM)
@@ -105,7 +106,7 @@ def test_sigterm_lets_the_stream_finish_refuses_new_requests_and_exits_0(tmp_pat
 
 
 def test_a_stream_longer_than_drain_timeout_ends_with_an_error_event(tmp_path: Path) -> None:
-    with served_slow(tmp_path, pieces=200, drain_timeout=1) as (served, url):
+    with served_slow(tmp_path, pieces=200, drain_timeout=1) as (served, url, _):
         stream = StreamReader(url)
         assert stream.started.wait(30)
         served.process.send_signal(signal.SIGTERM)
@@ -121,3 +122,26 @@ def test_a_stream_longer_than_drain_timeout_ends_with_an_error_event(tmp_path: P
         log = rest_of_log(served)
     assert "cutting 1 request(s) in flight" in log
     assert "Traceback" not in log
+
+
+def test_an_answer_not_sent_by_drain_timeout_is_a_503(tmp_path: Path) -> None:
+    with served_slow(tmp_path, pieces=200, drain_timeout=1) as (served, url, backend):
+        answers: list[httpx.Response] = []
+
+        def ask() -> None:
+            answers.append(httpx.post(f"{url}/v1/chat/completions", json=WHOLE, timeout=60))
+
+        asking = threading.Thread(target=ask)
+        asking.start()
+        for _ in range(600):  # until the backend was asked: the request is in flight
+            if backend.requests:
+                break
+            threading.Event().wait(0.05)
+        assert backend.requests == 1
+        served.process.send_signal(signal.SIGTERM)
+        asking.join(timeout=60)
+        (answer,) = answers
+        assert answer.status_code == 503
+        assert answer.headers["retry-after"] == "1"
+        assert answer.json()["error"]["code"] == "shutting_down"
+        assert served.process.wait(timeout=60) == 0

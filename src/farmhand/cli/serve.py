@@ -122,7 +122,7 @@ def serve(
             + f"; config: {describe_source(cfg.source)}"
         )
         if form == "json":  # every line on stderr is one JSON object
-            log.warning(banner)
+            log.info(banner)
         else:
             err_console.print(banner, highlight=False)
         log.debug(
