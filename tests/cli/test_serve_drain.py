@@ -1,8 +1,9 @@
 """SIGTERM drains a real `farmhand serve`: the stream in flight finishes, a new request gets
 a 503 with Retry-After meanwhile, the process exits 0; a stream longer than
 `server.drain_timeout` is cut with the dialect's error event and `[DONE]`, an answer not
-begun by then is a 503, and the exit is still clean. The model is a slow OpenAI-compatible backend (a word every fraction of a
-second), so the stream is surely in flight when the signal comes."""
+begun by then is a 503, and the exit is still clean. The model is a slow OpenAI-compatible
+backend (a word every fraction of a second), so the stream is surely in flight when the
+signal comes."""
 
 from __future__ import annotations
 
