@@ -1,7 +1,8 @@
 """`farmhand serve --log-format json --log-level debug`, as a real process: every stderr line
 is one JSON object (time, level, logger, message), each request has its line with method,
-route template, status, duration and request id (the one sent back in X-Request-ID), debug
-adds something to read, and neither the API key nor the conversation is ever written."""
+route template, status, duration and request id (the one sent back in X-Request-ID; the
+probes' lines at debug), debug adds something to read, and neither the API key nor the
+conversation is ever written."""
 
 from __future__ import annotations
 
@@ -42,11 +43,13 @@ def test_json_logs_one_object_a_line_with_request_fields_and_no_secrets(tmp_path
             assert refused.status_code == 401
             minted = refused.headers["x-request-id"]  # a client id with spaces is replaced
             assert minted != "a b<x>"
+            probe = httpx.get(f"{url}/health").headers["x-request-id"]
             log = served.stop()
     entries = [json.loads(line) for line in log.splitlines() if line.strip()]
     for entry in entries:
         assert {"time", "level", "logger", "message"} <= entry.keys()
     requests = [e for e in entries if e["logger"] == "farmhand.requests" and e["level"] == "info"]
+    assert all("route" in e for e in requests)
     chat_line = one(requests, "lb-trace-7")
     assert chat_line["method"] == "POST"
     assert chat_line["route"] == "/v1/chat/completions"
@@ -54,6 +57,9 @@ def test_json_logs_one_object_a_line_with_request_fields_and_no_secrets(tmp_path
     assert isinstance(chat_line["duration_ms"], float)
     refused_line = one(requests, minted)
     assert (refused_line["route"], refused_line["status"]) == ("/v1/responses/{response_id}", 401)
+    ended = [e for e in entries if e["logger"] == "farmhand.requests" and "route" in e]
+    probes = [e for e in ended if e["level"] == "debug"]
+    assert one(probes, probe)["route"] == "/health"  # probes at debug: not every 5 s at info
     debug = [e for e in entries if e["level"] == "debug"]
     assert any(e["message"].endswith("request started") for e in debug)
     assert any(e["message"].startswith("tools offered to the model") for e in debug)

@@ -1,5 +1,6 @@
 """One log line per request on the `farmhand.requests` logger: method, route template,
-status, duration and request id (INFO when it ends; DEBUG when it starts).
+status, duration and request id (INFO when it ends; DEBUG when it starts, and for the
+probes, `/health` and `/ready`, which a load balancer sends every few seconds).
 
 The route is the template the request matched (`/v1/responses/{response_id}`), never the
 path a client sent, and nothing of the headers or the body is logged: no API key, no
@@ -22,6 +23,8 @@ from contextvars import ContextVar
 
 from starlette.routing import BaseRoute, Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from farmhand.server.drain import PROBE_PATHS
 
 log = logging.getLogger("farmhand.requests")
 
@@ -64,7 +67,9 @@ class RequestLog:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or not log.isEnabledFor(logging.INFO):
+        # A load balancer's probes every few seconds would drown the rest at info.
+        level = logging.DEBUG if scope.get("path") in PROBE_PATHS else logging.INFO
+        if scope["type"] != "http" or not log.isEnabledFor(level):
             await self.app(scope, receive, send)
             return
         rid = request_id(scope)
@@ -96,5 +101,6 @@ class RequestLog:
                 "request_id": rid,
             }
             # status None: the request ended before an answer (its client left, or it failed)
-            log.info("%s %s %s %.1f ms", method, route, status or "-", duration_ms, extra=fields)
+            line = "%s %s %s %.1f ms"
+            log.log(level, line, method, route, status or "-", duration_ms, extra=fields)
             REQUEST_ID.reset(token)
