@@ -17,6 +17,7 @@ from tests.support.real_servers import free_port
 
 from farmhand.assembly import create_app
 from farmhand.config.models import FarmhandConfig
+from farmhand.providers.scripted import ScriptedProvider
 from farmhand.server.drain import Drain
 
 KEY = "k-health-test"
@@ -108,3 +109,12 @@ def test_draining_refuses_new_requests_with_retry_after_and_ready_says_so(tmp_pa
             ollama = client.post("/api/chat", json=chat, headers=auth)
             assert ollama.status_code == 503
             assert "shutting down" in ollama.json()["error"]
+
+
+def test_models_from_a_provider_factory_of_its_own_count_as_ready(tmp_path: Path) -> None:
+    # Their providers do not come from the config's backends (here: nothing listens there).
+    config = FarmhandConfig.model_validate({"runtime": {"models": [remote("farm", free_port())]}})
+    app = create_app(config, home=tmp_path, provider_factory=lambda _: ScriptedProvider([]))
+    with LiveServer(app) as server:
+        ready = httpx.get(f"{server.url}/ready", timeout=30)
+    assert ready.json() == {"status": "ready", "checks": {"store": "ok", "models": {"farm": "ok"}}}
