@@ -139,7 +139,10 @@ def test_kubernetes_example(tmp_path: Path) -> None:
         get = container[probe]["httpGet"]
         assert get["path"] == path and is_route(config, tmp_path / "home", path)
         assert ports[get["port"]] == port
-    assert pod["spec"]["terminationGracePeriodSeconds"] > config.server.drain_timeout
+    pre_stop = container["lifecycle"]["preStop"]["exec"]["command"]
+    assert pre_stop[0] == "sleep"  # the grace counts from before the hook
+    drain_ends = int(pre_stop[1]) + config.server.drain_timeout
+    assert pod["spec"]["terminationGracePeriodSeconds"] > drain_ends
 
     assert service["spec"]["selector"].items() <= pod["metadata"]["labels"].items()
     assert all(p["targetPort"] in ports for p in service["spec"]["ports"])
