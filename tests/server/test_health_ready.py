@@ -13,12 +13,15 @@ from typing import Any
 
 import httpx
 from tests.support.live import LiveServer
+from tests.support.postgres import fresh_database, postgres_server
 from tests.support.real_servers import free_port
 
 from farmhand.assembly import create_app
 from farmhand.config.models import FarmhandConfig
 from farmhand.providers.scripted import ScriptedProvider
 from farmhand.server.drain import Drain
+
+__all__ = ["postgres_server"]  # the session fixture, used by name below
 
 KEY = "k-health-test"
 SECRET = "hunter2"
@@ -118,3 +121,13 @@ def test_models_from_a_provider_factory_of_its_own_count_as_ready(tmp_path: Path
     with LiveServer(app) as server:
         ready = httpx.get(f"{server.url}/ready", timeout=30)
     assert ready.json() == {"status": "ready", "checks": {"store": "ok", "models": {"farm": "ok"}}}
+
+
+def test_ready_with_a_reachable_postgresql_store(postgres_server: str, tmp_path: Path) -> None:
+    with listening() as port:
+        store = fresh_database(postgres_server)
+        config = {"server": {"store": store}, "runtime": {"models": [remote("remote", port)]}}
+        with live(tmp_path / "home", config) as client:
+            ready = client.get("/ready")
+    checks = {"store": "ok", "models": {"remote": "ok"}}
+    assert (ready.status_code, ready.json()) == (200, {"status": "ready", "checks": checks})
