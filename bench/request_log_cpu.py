@@ -1,8 +1,8 @@
 """What the line per request costs: farmhand's CPU per request with its request log off
 (`--log-level warning`), in text and in JSON (`--log-format json`).
 
-Claim: the request log (`server/request_log.py`, on at the default level) adds a few
-percent to farmhand's own CPU per request, in either format.
+Claim measured, not promised: what the request log (`server/request_log.py`, on at the
+default level) adds to farmhand's own CPU per request, in text and in JSON.
 
 Backend: bench/serve_overhead.py's fake OpenAI-compatible server, in its own process.
 Baseline: the same app in the same run with `farmhand.requests` above INFO (no line).
