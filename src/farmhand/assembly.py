@@ -26,6 +26,7 @@ from farmhand.mcpserver.http import mcp_endpoint
 from farmhand.mcpserver.llama_tools import LlamaTools, llama_tools_for
 from farmhand.observability import NO_OBSERVER, Observer, observer_for
 from farmhand.server.app import api_keys_for, http_app
+from farmhand.server.drain import Drain
 from farmhand.service.state import CLIENT_KEY, ProviderFactory, ServiceState
 
 
@@ -81,11 +82,12 @@ def create_app(
     max_body_bytes: int | None = None,
     allowed_hosts: Sequence[str] = (),
     tracer_provider: TracerProvider | None = None,
+    drain: Drain | None = None,
 ) -> Starlette:
     """The app behind `farmhand serve` for `config`. `api_keys` None means
     FARMHAND_API_KEYS plus the config's `server.api_keys` (none: no keys required);
-    `max_body_bytes` and `allowed_hosts` as in `server.app.http_app`. Its metrics follow
-    `server.metrics`; its spans go to `tracer_provider`, or without one over OTLP when
+    `max_body_bytes`, `allowed_hosts` and `drain` as in `server.app.http_app`. Its metrics
+    follow `server.metrics`; its spans go to `tracer_provider`, or without one over OTLP when
     OTEL_EXPORTER_OTLP_ENDPOINT is set (`observability.observer_for`).
 
     Its lifespan runs the service (MCP pool, paused chats, keep_alive sweep), then the /mcp
@@ -122,4 +124,5 @@ def create_app(
         extra_routes=[*mcp.routes, *a2a.routes],
         max_body_bytes=max_body_bytes,
         allowed_hosts=allowed_hosts,
+        drain=drain,
     )

@@ -112,6 +112,15 @@ class BusyError(RequestError):
         self.retry_after = retry_after
 
 
+class ShuttingDownError(BusyError):
+    """The server is stopping (SIGTERM) and takes no new request: 503 with Retry-After, so a
+    load balancer or client tries another replica."""
+
+    def __init__(self, message: str, *, retry_after: int = 1) -> None:
+        super().__init__(message, retry_after=retry_after, status=503)
+        self.code = "shutting_down"
+
+
 class ProjectNotFoundError(RequestError):
     status = 404
 

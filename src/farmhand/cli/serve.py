@@ -1,13 +1,15 @@
 """`farmhand serve`: the OpenAI- and Ollama-compatible HTTP APIs (and /mcp, /a2a) under uvicorn.
 
 Loopback by default. Any other address needs API keys (FARMHAND_API_KEYS), since the API
-runs models and starts MCP servers on this machine. Ctrl-C / SIGTERM shut down gracefully:
-in-flight requests finish (up to --graceful-timeout seconds), then the MCP pool closes.
+runs models and starts MCP servers on this machine. Ctrl-C / SIGTERM drain: new requests get
+a 503, the ones in flight finish (up to `server.drain_timeout` or --drain-timeout seconds),
+then the MCP pool and the models close and the process exits 0 (`draining_server.py`).
 """
 
 from __future__ import annotations
 
 import ipaddress
+import logging
 from pathlib import Path
 from typing import Annotated
 
@@ -18,15 +20,16 @@ from farmhand.cli.common import (
     err_console,
     fail,
     project_config,
-    quiet_logging,
     user_errors,
 )
+from farmhand.cli.log_format import LogFormat, serve_logging
 from farmhand.config.loader import describe_source
 from farmhand.config.template_files import serve_with_template_file
 from farmhand.server.auth import API_KEYS_VARIABLE, api_keys_from_env
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 14345
+log = logging.getLogger("farmhand.serve")
 
 
 def is_loopback(host: str) -> bool:
@@ -42,9 +45,17 @@ def is_loopback(host: str) -> bool:
 def serve(
     host: Annotated[str, typer.Option(help="Address to listen on.")] = DEFAULT_HOST,
     port: Annotated[int, typer.Option(help="Port to listen on.", min=0, max=65535)] = DEFAULT_PORT,
-    graceful_timeout: Annotated[
-        int, typer.Option(help="Seconds in-flight requests get to finish on shutdown.")
-    ] = 30,
+    drain_timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--drain-timeout",
+            "--graceful-timeout",
+            help="Seconds the requests in flight get to finish after SIGTERM or Ctrl-C"
+            " (default: server.drain_timeout, 30).",
+            min=0.1,
+            max=3600,
+        ),
+    ] = None,
     allowed_host: Annotated[
         list[str] | None,
         typer.Option(
@@ -53,7 +64,19 @@ def serve(
             " --host is allowed already when it is a name or address other than 0.0.0.0/::.",
         ),
     ] = None,
-    log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "info",
+    log_level: Annotated[
+        str,
+        typer.Option(
+            help="farmhand's and uvicorn's log level: debug adds each request's start and the"
+            " chats' MCP servers, tools and calls; warning drops the line per request."
+        ),
+    ] = "info",
+    log_format: Annotated[
+        LogFormat | None,
+        typer.Option(
+            help="text, or json: one JSON object a line (default: server.log_format, text)."
+        ),
+    ] = None,
     chat_template_file: Annotated[
         Path | None,
         typer.Option(
@@ -69,7 +92,9 @@ def serve(
     import uvicorn
 
     from farmhand.assembly import create_app
-    from farmhand.service.database import prepare_store
+    from farmhand.cli.draining_server import CUT_GRACE, DrainingServer
+    from farmhand.server.drain import Drain
+    from farmhand.service.database import is_postgresql, prepare_store
 
     with user_errors():
         cfg = project_config(config)
@@ -83,26 +108,45 @@ def serve(
                 " config (clients send"
                 " `Authorization: Bearer <key>`), or listen on 127.0.0.1"
             )
-        quiet_logging(log_level)
+        form = log_format or cfg.server.log_format
+        serve_logging(log_level, form)
         hosts = list(allowed_host or [])
         if not is_loopback(host) and host not in ("0.0.0.0", "::", "[::]"):
             hosts.append(host)
-        app = create_app(cfg, api_keys=keys, allowed_hosts=hosts)
+        drain = Drain(drain_timeout or cfg.server.drain_timeout)
+        app = create_app(cfg, api_keys=keys, allowed_hosts=hosts, drain=drain)
         prepare_store(cfg.server.store)  # a shared store's tables, before any request
-        err_console.print(
+        banner = (
             f"farmhand serving on http://{host}:{port} (playground: /, OpenAI: /v1, Ollama: /api)"
             + (" with API keys" if keys else "")
-            + f"; config: {describe_source(cfg.source)}",
-            highlight=False,
+            + f"; config: {describe_source(cfg.source)}"
         )
-        uvicorn.run(
-            app,
-            host=host,
-            port=port,
-            log_level=log_level,
-            # Above info the access log prints nothing, but uvicorn would still build each
-            # line's arguments for every request.
-            access_log=log_level.lower() in ("trace", "debug", "info"),
-            timeout_graceful_shutdown=graceful_timeout,
-            lifespan="on",
+        if form == "json":  # every line on stderr is one JSON object
+            log.info(banner)
+        else:
+            err_console.print(banner, highlight=False)
+        log.debug(
+            "models: %s; store: %s; %d API key(s); drain_timeout %g s",
+            ", ".join(f"{m.name} ({m.provider})" for m in cfg.runtime.models) or "default",
+            "postgresql" if is_postgresql(cfg.server.store) else "sqlite",
+            len(keys),
+            drain.timeout,
         )
+        server = DrainingServer(
+            uvicorn.Config(
+                app,
+                host=host,
+                port=port,
+                log_level=log_level,
+                # farmhand's request log (`server/request_log.py`) replaces uvicorn's.
+                access_log=False,
+                # json: uvicorn's lines go through the root handler and its JSON formatter
+                log_config=None if form == "json" else uvicorn.config.LOGGING_CONFIG,
+                timeout_graceful_shutdown=CUT_GRACE,
+                lifespan="on",
+            ),
+            drain,
+        )
+        server.run()
+        if not server.started:  # uvicorn said why (the port is taken, ...)
+            raise typer.Exit(3)

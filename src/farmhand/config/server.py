@@ -98,6 +98,13 @@ class ServerConfig(Strict):
     """Sessions of farmhand's own MCP server at /mcp."""
     engine: EngineConfig = Field(default_factory=EngineConfig)
     """Queue and memory bounds of the embedded models."""
+    drain_timeout: float = Field(default=30.0, gt=0, le=3600)
+    """Seconds the requests in flight (streams included) get to finish once `farmhand serve`
+    is told to stop (SIGTERM, Ctrl-C); new requests get a 503 meanwhile. Give an orchestrator
+    a longer grace period than this (Kubernetes' `terminationGracePeriodSeconds`)."""
+    log_format: Literal["text", "json"] = "text"
+    """How `farmhand serve` writes its log lines on stderr: `text`, or `json` (one object
+    a line, for a log collector); `--log-format` overrides it."""
     store: str | None = None
     """Where the Responses store, tasks, A2A tasks and projects written through the API are
     kept: a PostgreSQL URL (`postgresql://user:password@host:port/db`, shared by replicas;

@@ -6,16 +6,25 @@ hands in; this package knows neither of them.
 
 Routes: OpenAI's dialect (/v1), projects (/v1/projects), Ollama's (/api), the playground
 page at / (`playground_api.py`), and the `extra_routes` of the assembly. Every route sits
-behind the same middleware, outermost first: `BrowserGuard` (Host and Origin: no other
+behind the same middleware, outermost first: `ObserveRequests` (metrics and the request's
+span, when on: `observe.py`), `RequestLog` (a line per request, no header or
+body in it: `request_log.py`), `BrowserGuard` (Host and Origin: no other
 site's page gets in), CORS for the operator's listed origins only, then `GateMiddleware`
 (API keys, body size, strict JSON bodies), then `CancelOnDisconnect` (a request whose
-client left stops: its model is free at once).
+client left stops: its model is free at once). `DrainGate` (before the key check) refuses
+new requests with a 503 once the server drains on SIGTERM (`drain.py`).
+
+`/health` and `/ready` answer without a key and from any Host (a load balancer or a kubelet
+probes with neither); they say nothing but fixed words and the configured models' names.
+`/health`: the process answers (no store, no model touched). `/ready`: the store answers
+and the models could serve (`service/readiness.py`), and the server is not draining; 503
+with the checks that failed otherwise.
 """
 
 from __future__ import annotations
 
 import importlib.metadata
-from collections.abc import Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -33,10 +42,13 @@ from farmhand.server.auth import GateMiddleware, api_keys_from_env, max_body_fro
 from farmhand.server.browser_guard import BrowserGuard, HostRule
 from farmhand.server.dialect_registry import dialect_routes, error_body_for_path
 from farmhand.server.disconnect import CancelOnDisconnect
+from farmhand.server.drain import Drain, DrainGate
 from farmhand.server.errors import error_response
 from farmhand.server.json_response import JSONResponse
 from farmhand.server.observe import observed_requests
 from farmhand.server.openapi import openapi_document
+from farmhand.server.request_log import RequestLog
+from farmhand.service.readiness import readiness
 from farmhand.service.state import ServiceState
 
 
@@ -55,21 +67,26 @@ def http_app(
     extra_routes: Sequence[BaseRoute] = (),
     max_body_bytes: int | None = None,
     allowed_hosts: Sequence[str] = (),
+    drain: Drain | None = None,
 ) -> Starlette:
     """The app over `state` (its keys: `state.api_keys`), run by `lifespan`, which must run
     the state (`state.running()`); `max_body_bytes` None reads FARMHAND_MAX_REQUEST_BYTES
     (default 8 MiB); `allowed_hosts`: Host names besides loopback and the config's
-    `server.allowed_hosts` that may reach the API (DNS-rebinding check)."""
+    `server.allowed_hosts` that may reach the API (DNS-rebinding check); `drain`: the state
+    the server sets draining on SIGTERM (a new one, never draining, when not given)."""
     config = state.config
+    drain = drain or Drain(config.server.drain_timeout)
     limit = max_body_from_env() if max_body_bytes is None else max_body_bytes
     hosts = HostRule.allowing([*config.server.allowed_hosts, *allowed_hosts])
     origins = config.server.allowed_origins
     app = Starlette(
-        routes=[*_routes(), *extra_routes],
+        routes=[*_routes(), Route("/ready", _ready_endpoint(state, drain)), *extra_routes],
         middleware=[
             *observed_requests(state.observer),  # outermost: refusals are counted too
+            Middleware(RequestLog),
             Middleware(BrowserGuard, hosts=hosts, origins=origins),
             *_cors(origins),
+            Middleware(DrainGate, drain=drain),
             Middleware(GateMiddleware, api_keys=state.api_keys, max_body_bytes=limit),
             Middleware(CancelOnDisconnect),
         ],
@@ -111,6 +128,16 @@ def _routes() -> list[BaseRoute]:
 
 async def _health(_: Request) -> Response:
     return JSONResponse({"status": "ok"})
+
+
+def _ready_endpoint(state: ServiceState, drain: Drain) -> Callable[[Request], Awaitable[Response]]:
+    async def ready(_: Request) -> Response:
+        if drain.draining:
+            return JSONResponse({"status": "draining"}, status_code=503)
+        result = await readiness(state)
+        return JSONResponse(result.to_json(), status_code=200 if result.ready else 503)
+
+    return ready
 
 
 async def _openapi(_: Request) -> Response:

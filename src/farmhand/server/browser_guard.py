@@ -31,9 +31,9 @@ from farmhand.server.dialect_registry import error_body_for_path
 from farmhand.server.errors import error_response
 from farmhand.server.playground_files import ASSET_PATHS, FAVICON_PATH
 
-OPEN_PATHS = frozenset({"/", "/health", FAVICON_PATH, *ASSET_PATHS})
-"""Paths that answer whoever asks: liveness checks, and the playground's page and files
-(public, static; the page asks for the API key before it calls anything)."""
+OPEN_PATHS = frozenset({"/", "/health", "/ready", FAVICON_PATH, *ASSET_PATHS})
+"""Paths that answer whoever asks: liveness and readiness checks, and the playground's page
+and files (public, static; the page asks for the API key before it calls anything)."""
 LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain"})
 
 

@@ -36,6 +36,7 @@ from farmhand.errors import (
     PolicyError,
     ProviderError,
     RequestError,
+    ShuttingDownError,
     TooLargeError,
     ToolError,
     ToolServerError,
@@ -50,6 +51,7 @@ log = logging.getLogger("farmhand.server")
 ERROR_TABLE: tuple[tuple[type[BaseException], int, str, str | None], ...] = (
     (AuthError, 401, "authentication_error", "invalid_api_key"),
     (TooLargeError, 413, "invalid_request_error", "request_too_large"),
+    (ShuttingDownError, 503, "server_error", "shutting_down"),
     (BusyError, 429, "rate_limit_error", "model_busy"),
     (RequestError, 400, "invalid_request_error", None),
     (UnknownModelError, 404, "invalid_request_error", "model_not_found"),

@@ -77,6 +77,7 @@ def other_paths() -> OpenApiPaths:
     """The routes that are no dialect's."""
     return {
         "/health": {"get": operation("Liveness")},
+        "/ready": {"get": operation("Readiness: the store and the models; 503 while draining")},
         "/v1/projects/{namespace}": {
             "get": operation("Projects of a namespace", params=("namespace",)),
             "post": operation("Create a project", NEW_PROJECT, ("namespace",)),

@@ -9,7 +9,9 @@ says how an error looks in its stream; `EventStream` does the rest, the same way
 - the whole chat runs in the task that sends the response (the loop's cancel scopes stay in
   one task), and a client that goes away cancels it;
 - objects rendered while the chat keeps running go out in one write when it next waits
-  (`CorkedBody`): a backend that sends ten chunks in one packet costs one send, not ten.
+  (`CorkedBody`): a backend that sends ten chunks in one packet costs one send, not ten;
+- a server that stops (`drain.py`, past `server.drain_timeout`) ends a started stream with
+  the dialect's error object and its closing items, not a cut connection.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 from farmhand import jsonwire
+from farmhand.errors import ShuttingDownError
 
 StreamFormat = Literal["sse", "ndjson"]
 
@@ -36,6 +39,11 @@ class SSEEvent:
     event: str
     data: dict[str, Any]
 
+
+STREAM_CUT = "farmhand.stream_cut"
+"""Where a stream leaves, in its request's scope, the function that ends it early (the
+drain calls it once the response started)."""
+CUT_SHORT = "the server shut down before the answer was complete (server.drain_timeout); retry"
 
 StreamItem = dict[str, Any] | str | SSEEvent
 ErrorItems = Callable[[BaseException], Sequence[StreamItem]]
@@ -130,6 +138,7 @@ class EventStream(Response):
         self.on_disconnect = on_disconnect
         self.extra_headers = [(k.encode(), v.encode()) for k, v in (headers or {}).items()]
         self.disconnected = False
+        self.cut_short = False
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         body = CorkedBody(send)
@@ -142,6 +151,12 @@ class EventStream(Response):
             if streaming is not None:
                 streaming.cancel()
 
+        def cut_short() -> None:
+            self.cut_short = True
+            if streaming is not None:
+                streaming.cancel()
+
+        scope[STREAM_CUT] = cut_short
         # asyncio's task group, not anyio's: anyio formats the cancelling task's repr
         # into every cancel reason, a cost paid by every stream when its helpers stop.
         try:
@@ -151,9 +166,11 @@ class EventStream(Response):
                 for helper in helpers:
                     helper.cancel()
         except asyncio.CancelledError:
-            if not self.disconnected or streaming is None:
+            if streaming is None or not (self.disconnected or self.cut_short):
                 raise
             streaming.uncancel()  # the client left: the stream ends here, quietly
+            if self.cut_short and not self.disconnected:
+                await self._end_cut_short(body)
         if self.disconnected and self.on_disconnect is not None:
             self.on_disconnect()
 
@@ -183,6 +200,15 @@ class EventStream(Response):
         for item in self.closing:
             await write(item)
         await body.flush(last=True)
+
+    async def _end_cut_short(self, body: CorkedBody) -> None:
+        """The stream's last items when the server stops before its end: the dialect's error
+        object, then its closing items, so the client reads an ending, not a dropped line."""
+        items = [*self.error_items(ShuttingDownError(CUT_SHORT)), *self.closing]
+        with suppress(OSError):
+            for item in items:
+                body.write(encode(item, self.form))
+            await body.flush(last=True)
 
     async def _start(self, send: Send) -> None:
         headers = [(b"content-type", CONTENT_TYPES[self.form]), (b"cache-control", b"no-cache")]

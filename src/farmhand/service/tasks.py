@@ -100,6 +100,10 @@ class TaskStore:
         """Other server processes (replicas) use the same tasks."""
         return self._db.dialect != "sqlite"
 
+    def ping(self) -> None:
+        """One trivial statement: raises when the database cannot answer (`/ready`)."""
+        self._db.execute("SELECT 1")
+
     @classmethod
     def in_home(cls, home: Path, store: str | None = None) -> TaskStore:
         return cls(home / DATABASE_NAME, store)
