@@ -24,9 +24,19 @@ def replica_name() -> str:
 
 
 class QuestionHolders:
-    def __init__(self, database: Database) -> None:
-        self._db = database
+    """The `parked_questions` table, opened on first use (a server whose database is down
+    still starts, and says so on /ready)."""
+
+    def __init__(self, url: str) -> None:
+        self._url = url
+        self._opened: Database | None = None
         self._name = replica_name()
+
+    @property
+    def _db(self) -> Database:
+        if self._opened is None:
+            self._opened = open_shared_database(self._url)
+        return self._opened
 
     @classmethod
     def shared(cls, store: str | None) -> QuestionHolders | None:
@@ -34,7 +44,7 @@ class QuestionHolders:
         (its questions can only be answered through it)."""
         if store is None or not is_postgresql(store):
             return None
-        return cls(open_shared_database(store))
+        return cls(store)
 
     def park(self, question_id: str) -> None:
         self._db.execute(
@@ -69,4 +79,6 @@ class QuestionHolders:
         return str(row[1])
 
     def close(self) -> None:
-        self._db.close()
+        if self._opened is not None:
+            self._opened.close()
+            self._opened = None

@@ -23,7 +23,7 @@ from farmhand.models.assemble import local_file, missing_packages
 from farmhand.models.catalog import DEFAULT_MODEL, lookup
 from farmhand.providers.factory import backend_url
 from farmhand.service.database import is_postgresql
-from farmhand.service.state import ServiceState, default_provider_factory
+from farmhand.service.state import ServiceState
 
 log = logging.getLogger("farmhand.service.readiness")
 
@@ -58,7 +58,7 @@ async def readiness(state: ServiceState) -> Readiness:
 
     # A state built with a provider factory of its own (a program's, a test's) answers with
     # providers the config's entries do not describe: there is nothing of theirs to check.
-    own_providers = state.provider_factory is not default_provider_factory
+    own_providers = state.own_providers
 
     async def check_model(model: ModelConfig) -> None:
         if model.name in loaded or own_providers:

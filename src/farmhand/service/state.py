@@ -56,6 +56,9 @@ class ServiceState:
     home: Path
     pool: MCPPool
     provider_factory: ProviderFactory = default_provider_factory
+    own_providers: bool = False
+    """Its providers come from a factory its caller gave (a program's, a test's), not from
+    the config's entries (the factory may still be wrapped, e.g. to report waits)."""
     api_keys: frozenset[str] = frozenset()
     # Every chat's task record (SQLite under `home`), opened on first use by `task_store()`.
     tasks: TaskStore | None = None
@@ -120,6 +123,7 @@ class ServiceState:
             home=home or farmhand_home(),
             pool=pool,
             provider_factory=reporting_waits(factory, observer) if observer.active else factory,
+            own_providers=provider_factory is not None,
             api_keys=api_keys,
             models=models,
             observer=observer,
