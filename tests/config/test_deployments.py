@@ -26,6 +26,11 @@ def model(**fields: Any) -> ModelConfig:
     return ModelConfig.model_validate({"name": "m", "provider": "openai", "model": "q", **fields})
 
 
+def test_a_deployment_forbids_unknown_keys_and_documents_every_field() -> None:
+    assert DeploymentConfig.model_config.get("extra") == "forbid"
+    assert all(field.description for field in DeploymentConfig.model_fields.values())
+
+
 def test_deployments_load_with_weights_and_keys() -> None:
     m = model(
         api_key="model-key",
