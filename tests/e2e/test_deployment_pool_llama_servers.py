@@ -43,6 +43,7 @@ ASK = [{"role": "user", "content": "Count from 1 to 10, separated by spaces."}]
 @dataclass
 class Outcome:
     text: str = ""
+    finish: str = ""
     error: str = ""
     content_before_error: bool = False
 
@@ -95,8 +96,10 @@ async def one_request(client: openai.AsyncOpenAI) -> Outcome:
             temperature=0,  # type: ignore[arg-type]
         )
         async for chunk in stream:
-            if chunk.choices and chunk.choices[0].delta.content:
-                outcome.text += chunk.choices[0].delta.content
+            if not chunk.choices:
+                continue
+            outcome.text += chunk.choices[0].delta.content or ""
+            outcome.finish = chunk.choices[0].finish_reason or outcome.finish
     except openai.APIError as exc:
         outcome.error = exc.message
         outcome.content_before_error = bool(outcome.text)
@@ -148,7 +151,7 @@ async def test_a_killed_server_fails_only_the_answers_it_had_begun(
         returned: list[dict[str, Any]] = []
         while time.monotonic() < deadline:
             outcome = await one_request(client)
-            assert outcome.text and not outcome.error, outcome
+            assert outcome.text and outcome.finish and not outcome.error, outcome
             returned = await deployments(http, farmhand)
             if returned[VICTIM]["served"] > served_before:
                 break
@@ -162,7 +165,8 @@ async def test_a_killed_server_fails_only_the_answers_it_had_begun(
     )
     # Nothing that had not begun to stream failed: the pool sent it to another server.
     assert [o for o in failed if not o.content_before_error] == []
-    assert all(o.text.strip() for o in outcomes if not o.error)
+    # ... and whole: a stream cut short is an error, never a short answer.
+    assert all(o.text.strip() and o.finish in ("stop", "length") for o in outcomes if not o.error)
     # What was cut off says where and why, and at most what was in flight could be.
     for outcome in failed:
         assert f"deployment {victim_url} failed after its answer had begun" in outcome.error

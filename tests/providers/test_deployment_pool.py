@@ -53,6 +53,7 @@ class FakeDeployment:
         self.turns = 0
         self.probes = 0
         self.down = False  # what a health check finds
+        self.hang = False  # a health check that never ends
         self.release = anyio.Event()
         self.closed = False
 
@@ -77,6 +78,8 @@ class FakeDeployment:
 
     async def probe(self, seconds: float) -> None:
         self.probes += 1
+        if self.hang:
+            await anyio.sleep_forever()
         if self.down:
             raise transport_error(f"cannot reach {self.base_url}: refused", "connect")
 
@@ -293,6 +296,26 @@ async def test_a_health_check_that_fails_keeps_the_pool_down_with_the_next_time(
     with pytest.raises(DeploymentsDownError, match=r"tried again in 2\.0 s") as caught:
         await answer(pool)
     assert caught.value.retry_after == 2 and fakes[0].turns == 1
+
+
+def test_a_check_cut_short_by_the_end_of_an_event_loop_is_begun_again() -> None:
+    clock = Clock()
+    pool, fakes = pool_of(1, 1, clock=clock)
+    fakes[0].script = [REFUSED]
+    fakes[0].hang = True
+
+    async def one_turn() -> None:
+        await answer(pool)
+        await settle()
+
+    anyio.run(one_turn)  # the failure
+    clock.now += FIRST_COOLDOWN
+    anyio.run(one_turn)  # a check starts, and hangs until this loop ends
+    assert fakes[0].probes == 1
+    fakes[0].hang = False
+    anyio.run(one_turn)  # a provider outlives its loop (`farmhand eval`): checked again
+    assert fakes[0].probes == 2
+    assert pool.snapshot()[0].health == "healthy"
 
 
 async def test_a_client_that_goes_away_frees_its_slot() -> None:

@@ -207,8 +207,11 @@ class DeploymentPool:
         self._start_due_checks()
         ready = self._ready(tried)
         if not ready:
+            loop = asyncio.get_running_loop()
             running = [
-                task for i, task in self._checks.items() if i not in tried and not task.done()
+                task
+                for i, task in self._checks.items()
+                if i not in tried and not task.done() and task.get_loop() is loop
             ]
             if running:
                 await asyncio.wait(running, timeout=PROBE_SECONDS)
@@ -221,13 +224,17 @@ class DeploymentPool:
         return [d for d in self.deployments if d.cooling_until is None and d.index not in tried]
 
     def _start_due_checks(self) -> None:
-        now = self._clock()
+        now, loop = self._clock(), asyncio.get_running_loop()
         for deployment in self.deployments:
             due = deployment.cooling_until is not None and deployment.cooling_until <= now
-            if due and not deployment.checking:
+            running = self._checks.get(deployment.index)
+            # A check begun in an event loop that has since ended never finishes (a
+            # provider can outlive a loop: tests, `farmhand eval` runs): start another.
+            if running is not None and running.get_loop() is loop:
+                continue
+            if due:
                 deployment.checking = True
-                task = asyncio.get_running_loop().create_task(self._check(deployment))
-                self._checks[deployment.index] = task
+                self._checks[deployment.index] = loop.create_task(self._check(deployment))
 
     async def _check(self, deployment: Deployment) -> None:
         try:
@@ -242,7 +249,8 @@ class DeploymentPool:
             deployment.failures = 0
         finally:
             deployment.checking = False
-            self._checks.pop(deployment.index, None)
+            if self._checks.get(deployment.index) is asyncio.current_task():
+                del self._checks[deployment.index]
 
     def _cool(self, deployment: Deployment, exc: ProviderError) -> None:
         deployment.failures += 1
