@@ -34,9 +34,9 @@ CONCURRENCY = 16
 KILL_AFTER = 70
 """Requests answered before one server is killed (and it must be answering some)."""
 VICTIM = 1
-RETURN_DEADLINE = 150.0
+RETURN_DEADLINE = 120.0
 """Seconds traffic may take to reach the restarted server (its health check is at most
-60 s away once it is up, plus its own start)."""
+30 s away once it is up, plus its own start)."""
 ASK = [{"role": "user", "content": "Count from 1 to 10, separated by spaces."}]
 
 

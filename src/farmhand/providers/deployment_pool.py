@@ -6,7 +6,7 @@ a Provider over one HTTP provider per deployment.
   then the heavier.
 - A deployment that fails as a backend does (no connection, a broken connection, a 429
   or a 5xx: `BackendFailure.backend_down`) is cooled down: left out for 1 s, doubling
-  with each failure in a row up to 60 s, or as long as a Retry-After asked (up to 5
+  with each failure in a row up to 30 s, or as long as a Retry-After asked (up to 5
   min). When its time is up, a health check (`probe`: GET base_url/models) runs in the
   background; it rejoins only once that answers.
 - A turn that fails before its first event is sent to another deployment, each at most
@@ -42,7 +42,7 @@ log = logging.getLogger("farmhand.providers.pool")
 
 FIRST_COOLDOWN = 1.0
 """Seconds a deployment is left out after its first failure in a row."""
-MAX_COOLDOWN = 60.0
+MAX_COOLDOWN = 30.0
 """The longest a run of failures leaves a deployment out before it is checked again."""
 MAX_RETRY_AFTER = 300.0
 """The longest a backend's own Retry-After is honoured."""
