@@ -24,15 +24,19 @@ from tests.support.real_servers import free_port
 
 from farmhand.assembly import create_app
 from farmhand.config.models import FarmhandConfig
+from farmhand.providers.backend_errors import BackendFailure
+from farmhand.providers.openai_compat import OpenAICompatProvider
 
 
 class Deployment:
     """An OpenAI-compatible server answering every chat with a short stream, or with
     `status` (and Retry-After: 7) when one is set."""
 
-    def __init__(self, status: int | None = None) -> None:
+    def __init__(self, status: int | None = None, models_status: int = 200) -> None:
         self.status = status
+        self.models_status = models_status
         self.chats = 0
+        self.checks: list[str] = []  # the Authorization of each health check
         self.app = Starlette(
             routes=[
                 Route("/v1/chat/completions", self.chat, methods=["POST"]),
@@ -41,7 +45,9 @@ class Deployment:
         )
 
     async def models(self, request: Request) -> Response:
-        return JSONResponse({"object": "list", "data": [{"id": "x", "object": "model"}]})
+        self.checks.append(request.headers.get("authorization", ""))
+        listed = {"object": "list", "data": [{"id": "x", "object": "model"}]}
+        return JSONResponse(listed, status_code=self.models_status)
 
     async def chat(self, request: Request) -> Response:
         self.chats += 1
@@ -140,3 +146,32 @@ def test_when_every_deployment_fails_the_answer_is_a_503_with_retry_after(
     assert "the next is tried again in 7.0 s" in error.message
     assert (one.chats, two.chats) == (1, 1)  # each tried once, and not while cooling
     assert states == ["cooling", "cooling"]
+
+
+async def probe(url: str, api_key: str | None = None) -> None:
+    provider = OpenAICompatProvider(url, "x", api_key)
+    try:
+        await provider.probe(5)
+    finally:
+        await provider.aclose()
+
+
+@pytest.mark.anyio
+async def test_the_health_check_asks_for_the_models_with_the_deployments_key() -> None:
+    up, unauthorized = Deployment(), Deployment(models_status=401)
+    overloaded = Deployment(models_status=503)
+    with (
+        LiveServer(up.app) as a,
+        LiveServer(overloaded.app) as b,
+        LiveServer(unauthorized.app) as c,
+    ):
+        for server in (a, c):  # a 401 is a server that is up (the key is another matter)
+            await probe(server.url + "/v1", "k1")
+        with pytest.raises(BackendFailure) as busy:
+            await probe(b.url + "/v1", "k1")
+        with pytest.raises(BackendFailure) as refused:
+            await probe(f"http://127.0.0.1:{free_port()}/v1")
+    assert up.checks == ["Bearer k1"] and up.chats == 0
+    assert busy.value.status == 503 and busy.value.backend_down
+    assert "answered HTTP 503 to a health check" in str(busy.value)
+    assert refused.value.kind == "connect" and refused.value.backend_down
