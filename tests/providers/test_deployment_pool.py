@@ -32,6 +32,7 @@ SETTINGS = GenerationSettings()
 REFUSED = "refused"
 BREAK = "break after the first part"
 HOLD = "hold until released"
+DIES = "break once released"
 
 
 class Clock:
@@ -45,7 +46,8 @@ class Clock:
 class FakeDeployment:
     """A deployment that answers each turn as its script says: "ok" (two parts and a
     Finish), REFUSED (connection refused), BREAK (one part, then a broken connection),
-    HOLD (one part, then waits for `release`), or an exception to raise at once."""
+    HOLD (one part, then waits for `release`), DIES (as HOLD, then a broken connection),
+    or an exception to raise at once."""
 
     def __init__(self, url: str) -> None:
         self.base_url = url
@@ -72,8 +74,10 @@ class FakeDeployment:
         yield TextDelta(f"from {self.base_url}")
         if step == BREAK:
             raise transport_error(f"{self.base_url} broke off", "broke_off")
-        if step == HOLD:
+        if step in (HOLD, DIES):
             await self.release.wait()
+        if step == DIES:
+            raise transport_error(f"{self.base_url} broke off", "broke_off")
         yield Finish("stop", Usage())
 
     async def probe(self, seconds: float) -> None:
@@ -190,6 +194,31 @@ async def test_a_refusal_of_the_request_itself_is_not_retried_nor_cooled(status:
         await answer(pool)
     assert fakes[1].turns == 0
     assert [s.health for s in pool.snapshot()] == ["healthy", "healthy"]
+
+
+async def test_turns_that_fail_together_count_as_one_failure() -> None:
+    pool, fakes = pool_of(1, 1)
+    fakes[0].script = [DIES] * 3
+    fakes[1].script = [HOLD] * 3
+    held = [pool.stream(ASK, [], SETTINGS) for _ in range(6)]
+    for turn in held:
+        await turn.__anext__()
+    assert [s.in_flight for s in pool.snapshot()] == [3, 3]
+    fakes[0].release.set()  # it dies under its three answers at once
+    fakes[1].release.set()
+    broken = []
+    for turn in held:
+        try:
+            async for _ in turn:
+                pass
+        except ProviderError as exc:
+            broken.append(str(exc))
+    assert len(broken) == 3
+    assert all("b0:8080/v1 failed after its answer had begun" in m for m in broken)
+    first, second = pool.snapshot()
+    assert first.total_failures == 3 and first.failures == 1  # not 1 s, 2 s, 4 s at once
+    assert first.retry_in == FIRST_COOLDOWN
+    assert second.served == 3 and second.total_failures == 0
 
 
 async def test_a_turn_is_sent_to_each_deployment_at_most_once() -> None:

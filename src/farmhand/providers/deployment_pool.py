@@ -253,14 +253,18 @@ class DeploymentPool:
                 del self._checks[deployment.index]
 
     def _cool(self, deployment: Deployment, exc: ProviderError) -> None:
-        deployment.failures += 1
         deployment.total_failures += 1
+        deployment.last_error, deployment.last_detail = exc.brief, str(exc)
+        now = self._clock()
+        if deployment.cooling_until is not None and deployment.cooling_until > now:
+            # Turns that were in flight when it went down fail together: one failure.
+            return
+        deployment.failures += 1
         seconds = min(MAX_COOLDOWN, FIRST_COOLDOWN * 2 ** (deployment.failures - 1))
         asked = exc.retry_after if isinstance(exc, BackendFailure) else None
         if asked is not None:
             seconds = max(seconds, min(asked, MAX_RETRY_AFTER))
-        deployment.cooling_until = self._clock() + seconds
-        deployment.last_error, deployment.last_detail = exc.brief, str(exc)
+        deployment.cooling_until = now + seconds
         log.warning(
             "model %r: deployment %s left out for %.1f s (%d failures in a row): %s",
             self.model,
