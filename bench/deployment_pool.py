@@ -29,19 +29,16 @@ import argparse
 import statistics
 import sys
 import tempfile
-import time
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-import aiohttp
 import anyio
 
 import serve_overhead
-from serve_overhead import API_KEY, cpu_seconds, free_port, percentile, started
+from serve_overhead import API_KEY, CHAT, Target, free_port, percentile, run_case, started
 
 MODELS = ("single", "pool-1", "pool-2")
-ASK = [{"role": "user", "content": "Say something."}]
 
 
 @dataclass(frozen=True)
@@ -51,49 +48,15 @@ class Round:
     cpu: float  # ms of farmhand's CPU per request
 
 
-async def one(client: aiohttp.ClientSession, url: str, model: str, stream: bool) -> float:
-    start = time.perf_counter()
-    body = {"model": model, "messages": ASK, "stream": stream}
-    async with client.post(url, json=body) as response:
-        response.raise_for_status()
-        if stream:
-            async for line in response.content:
-                if line.rstrip(b"\r\n") == b"data: [DONE]":
-                    break
-        else:
-            assert (await response.json())["choices"][0]["message"]["content"]
-    return time.perf_counter() - start
+def target(url: str, pid: int, model: str) -> Target:
+    """OpenAI's chat completions to `model` (serve_overhead's CHAT, another model named)."""
+    return Target(model, url, pid, replace(CHAT, body={**CHAT.body, "model": model}))
 
 
-async def run_case(
-    url: str, pid: int, model: str, stream: bool, clients: int, requests: int
-) -> Round:
-    connector = aiohttp.TCPConnector(limit=clients)
-    headers = {"authorization": f"Bearer {API_KEY}"}
-    timeout = aiohttp.ClientTimeout(total=60)
-    async with aiohttp.ClientSession(
-        connector=connector, headers=headers, timeout=timeout
-    ) as client:
-        for _ in range(min(20, requests)):  # warm-up: connections, the provider built
-            await one(client, url, model, stream)
-        latencies: list[float] = []
-        remaining = requests
-
-        async def worker() -> None:
-            nonlocal remaining
-            while remaining > 0:
-                remaining -= 1
-                latencies.append(await one(client, url, model, stream))
-
-        cpu = cpu_seconds(pid)
-        start = time.perf_counter()
-        async with anyio.create_task_group() as group:
-            for _ in range(clients):
-                group.start_soon(worker)
-        wall = time.perf_counter() - start
-        cpu = cpu_seconds(pid) - cpu
-    n = len(latencies)
-    return Round(percentile(latencies, 0.5) * 1e3, n / wall, cpu / n * 1e3)
+async def one_round(url: str, pid: int, model: str, stream: bool, clients: int, n: int) -> Round:
+    latencies, wall, cpu = await run_case(target(url, pid, model), stream, clients, n)
+    count = len(latencies)
+    return Round(percentile(latencies, 0.5) * 1e3, count / wall, cpu / count * 1e3)
 
 
 async def measure(url: str, pid: int, requests: int, rounds: int) -> None:
@@ -104,7 +67,7 @@ async def measure(url: str, pid: int, requests: int, rounds: int) -> None:
             got: dict[str, list[Round]] = {m: [] for m in MODELS}
             for _ in range(rounds):
                 for model in MODELS:
-                    got[model].append(await run_case(url, pid, model, stream, clients, requests))
+                    got[model].append(await one_round(url, pid, model, stream, clients, requests))
             base_p50 = statistics.median(r.p50 for r in got["single"])
             base_cpu = statistics.median(r.cpu for r in got["single"])
             for model in MODELS:
