@@ -1,5 +1,7 @@
-"""What a deployment pool costs: a model with `deployments` against the same model with one
-`base_url`, through the same `farmhand serve`, in the same run.
+"""What a deployment pool costs per request, against one base_url, in the same run.
+
+A model with `deployments` against the same model with one `base_url`, through the same
+`farmhand serve`.
 
 Claim: routing a turn through `DeploymentPool` (choosing the deployment with the fewest in
 flight, counting, the retry wrapper around its stream) adds nothing measurable to a
