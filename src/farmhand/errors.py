@@ -5,6 +5,7 @@
     │   └── UnknownModelError     a request names a model the config does not have
     ├── ModelError                a model cannot be found, assembled, verified or loaded
     ├── ProviderError             a model backend failed or refused a request
+    │   └── DeploymentsDownError  every deployment of a model is failing (503, Retry-After)
     ├── ToolError                 a tool could not be listed or called
     │   ├── UnknownToolError      the model named a tool that does not exist
     │   └── ToolServerError       an MCP server failed to start or died (names its command)
@@ -46,6 +47,15 @@ class ProviderError(FarmhandError):
     def __init__(self, message: str, *, brief: str = "") -> None:
         super().__init__(message)
         self.brief = brief or "the model's backend failed; the server's log has the details"
+
+
+class DeploymentsDownError(ProviderError):
+    """Every deployment of a model is failing or cooling down; `retry_after` is the seconds
+    until the next is tried again."""
+
+    def __init__(self, message: str, *, retry_after: int) -> None:
+        super().__init__(message, brief="every backend serving the model is down; retry later")
+        self.retry_after = retry_after
 
 
 class ToolError(FarmhandError):

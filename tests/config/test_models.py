@@ -389,6 +389,7 @@ def test_model_fields_match_the_documented_layout() -> None:
         "model",
         "model_path",
         "base_url",
+        "deployments",
         "api_key",
         "tool_call_strategy",
         "tool_parser",

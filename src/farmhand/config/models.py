@@ -21,6 +21,7 @@ from pydantic import (
     model_validator,
 )
 
+from farmhand.config.deployments import DeploymentConfig, deployments_problem
 from farmhand.config.limits import SavedResultsConfig
 from farmhand.config.mcp_servers import TRANSPORT_ALIASES as TRANSPORT_ALIASES
 from farmhand.config.mcp_servers import ApprovalPolicy as ApprovalPolicy
@@ -162,8 +163,13 @@ class ModelConfig(Strict):
     """A local .gguf file (llamacpp only); relative paths are relative to the config file."""
     base_url: str | None = None
     """Endpoint of the backend, e.g. http://localhost:11434 for Ollama."""
+    deployments: list[DeploymentConfig] | None = None
+    """Several backends serving this model (openai, ollama, anthropic): each turn goes to
+    the one with the fewest requests in flight, failing ones are cooled down and retried
+    later; instead of base_url. See docs/config.md, Deployments."""
     api_key: str | None = None
-    """Credential for the backend; write it as ${env:VAR} to keep it out of the file."""
+    """Credential for the backend (and every deployment that names none); write it as
+    ${env:VAR} to keep it out of the file."""
     tool_call_strategy: Literal["native_api", "prompt_based"] = "native_api"
     """native_api: the backend's own tool calling; prompt_based: tools described in the prompt."""
     tool_parser: str | None = None
@@ -275,6 +281,8 @@ class ModelConfig(Strict):
 
     @model_validator(mode="after")
     def _model_source(self) -> Self:
+        if problem := deployments_problem(self.provider, self.base_url, self.deployments):
+            raise ValueError(problem)
         if self.provider == "llamacpp":
             if self.model is None and self.model_path is None:
                 self.model = DEFAULT_MODEL_NAME

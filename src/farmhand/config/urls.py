@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 
 def http_url(value: str, owner: str = "") -> str:
@@ -24,3 +24,18 @@ def http_url(value: str, owner: str = "") -> str:
             f"base_url {value!r}{owner} names no host; write it like http://host:8080/v1"
         )
     return value
+
+
+def shown_backend(url: str) -> str:
+    """`url` as it may be shown to anyone: without a user, password or query string
+    (where a key could ride)."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return "(an invalid URL)"
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    netloc = host if port is None else f"{host}:{port}"
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))

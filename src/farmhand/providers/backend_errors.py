@@ -10,6 +10,8 @@ full message goes to the server's log)."""
 from __future__ import annotations
 
 import json
+import time
+from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING
 
 from farmhand.errors import ProviderError
@@ -57,12 +59,64 @@ TRANSPORT_BRIEF: dict[FailureKind, str] = {
 }
 
 
-def status_error(message: str, status: int) -> ProviderError:
-    return ProviderError(message, brief=f"the model's backend answered HTTP {status}")
+DOWN_KINDS: frozenset[FailureKind] = frozenset(
+    {"connect", "connect_timeout", "read_timeout", "closed", "broke_off"}
+)
+"""Transport failures that say the backend itself is down or stuck (not the request)."""
 
 
-def transport_error(message: str, kind: FailureKind) -> ProviderError:
-    return ProviderError(message, brief=TRANSPORT_BRIEF[kind])
+class BackendFailure(ProviderError):
+    """A ProviderError that says how the backend failed, for a deployment pool to judge:
+    `status` an HTTP error status, `kind` a transport failure, `retry_after` the seconds
+    the backend asked to be left alone (its Retry-After)."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        brief: str,
+        status: int | None = None,
+        kind: FailureKind | None = None,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(message, brief=brief)
+        self.status = status
+        self.kind = kind
+        self.retry_after = retry_after
+
+    @property
+    def backend_down(self) -> bool:
+        """The backend, not the request, failed: it could not be reached, broke off, was
+        overloaded (429) or failed itself (5xx); another backend may well answer."""
+        if self.status is not None:
+            return self.status == 429 or self.status >= 500
+        return self.kind in DOWN_KINDS
+
+
+def status_error(message: str, status: int, retry_after: float | None = None) -> BackendFailure:
+    brief = f"the model's backend answered HTTP {status}"
+    return BackendFailure(message, brief=brief, status=status, retry_after=retry_after)
+
+
+def transport_error(message: str, kind: FailureKind) -> BackendFailure:
+    return BackendFailure(message, brief=TRANSPORT_BRIEF[kind], kind=kind)
+
+
+def retry_after_seconds(header: str, now: float | None = None) -> float | None:
+    """A Retry-After header's wait in seconds (it is a number of seconds or an HTTP
+    date); None when there is none or it cannot be read."""
+    header = header.strip()
+    if not header:
+        return None
+    try:
+        return max(0.0, float(header))
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(header).timestamp()
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when - (time.time() if now is None else now))
 
 
 def status_message(

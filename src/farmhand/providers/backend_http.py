@@ -34,6 +34,7 @@ from farmhand import jsonwire
 from farmhand.errors import ProviderError
 from farmhand.messages import Message, StreamEvent
 from farmhand.providers.backend_errors import (
+    retry_after_seconds,
     status_error,
     status_message,
     transport_error,
@@ -62,6 +63,8 @@ class Answer:
         self.content_type = response.headers.get("content-type", "")
         self.location = response.headers.get("location", "")
         """Where a redirect points (redirects are reported, never followed)."""
+        self.retry_after = response.headers.get("retry-after", "")
+        """How long a 429 or 503 asks to be left alone (seconds or an HTTP date)."""
 
     async def body(self) -> bytes:
         return await self._response.read()
@@ -127,6 +130,21 @@ class BackendHTTP:
         except aiohttp.ClientError as exc:
             raise _failure(exc) from exc
         except TimeoutError as exc:  # aiohttp's timeouts are both, older ones only this
+            raise TransportError("read_timeout", str(exc) or "timed out") from exc
+
+    async def status_of(self, url: str, headers: Mapping[str, str], seconds: float) -> int:
+        """The status a GET of `url` answers with inside `seconds`, its body unread (a
+        health check)."""
+        timeout = aiohttp.ClientTimeout(total=seconds)
+        session = self._current_session()
+        try:
+            async with session.get(
+                url, headers=headers, allow_redirects=False, timeout=timeout
+            ) as response:
+                return response.status
+        except aiohttp.ClientError as exc:
+            raise _failure(exc) from exc
+        except TimeoutError as exc:
             raise TransportError("read_timeout", str(exc) or "timed out") from exc
 
     async def _send(self, url: str, data: bytes, headers: Mapping[str, str]) -> Any:
@@ -254,6 +272,19 @@ class HTTPProvider(ABC):
         except TransportError as exc:
             raise self.transport_error(exc) from exc
 
+    async def probe(self, seconds: float) -> None:
+        """Whether the backend is up, asked cheaply: GET `base_url/models` (every
+        OpenAI-compatible server, Ollama's /v1 and Anthropic's API list their models there)
+        must answer within `seconds`, with anything but a 429 or a 5xx (a 401 or 404 is a
+        server that is up). A BackendFailure says why not."""
+        url = f"{self.base_url}/models"
+        try:
+            status = await self._http.status_of(url, self.headers(), seconds)
+        except TransportError as exc:
+            raise self.transport_error(exc) from exc
+        if status == 429 or status >= 500:
+            raise status_error(f"{url} answered HTTP {status} to a health check", status)
+
     async def fetch(self, url: str, body: dict[str, Any]) -> bytes:
         """The whole body of a request that is not a turn (a token count)."""
         try:
@@ -284,7 +315,11 @@ class HTTPProvider(ABC):
             keyed=bool(self._api_key),
             location=answer.location,
         )
-        return status_error(message + self.status_note(answer.status), answer.status)
+        return status_error(
+            message + self.status_note(answer.status),
+            answer.status,
+            retry_after_seconds(answer.retry_after),
+        )
 
     def status_note(self, status: int) -> str:
         """What this backend adds to an error status's message ("" by default)."""

@@ -9,12 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from farmhand.config.models import ModelConfig
 from farmhand.errors import ConfigError
 from farmhand.models.assemble import ByteProgress as ByteProgress  # runtime may not import models
 from farmhand.providers.base import Provider
+
+if TYPE_CHECKING:
+    from farmhand.providers.backend_http import HTTPProvider
 
 LlamaLoader = Callable[[Path, int], Any]
 """Loads a GGUF with a context size into a `llama_cpp.Llama`."""
@@ -87,38 +90,67 @@ def _backend(
         except Exception:
             free_failed_load(llama)  # e.g. no chat template: the weights go now
             raise
-    if model.provider in DEFAULT_BASE_URLS:
-        from farmhand.providers.openai_compat import OpenAICompatProvider
-        from farmhand.providers.text_calls import rescue_family
-
+    if model.provider in (*DEFAULT_BASE_URLS, "anthropic"):
         if not model.model:
             raise ConfigError(f"model {model.name!r}: provider {model.provider} needs `model:`")
-        return OpenAICompatProvider(
-            base_url=model.base_url or DEFAULT_BASE_URLS[model.provider],
-            model=model.model,
-            api_key=model.api_key,
-            name=model.provider,
-            extra_params=dict(model.model_api_parameters) or None,
-            text_calls_family=rescue_family(model.tool_parser, model.model)
-            if model.text_tool_calls
-            else None,
-        )
-    if model.provider == "anthropic":
-        from farmhand.providers.anthropic import DEFAULT_BASE_URL, AnthropicProvider
-
-        if not model.model:
-            raise ConfigError(f"model {model.name!r}: provider anthropic needs `model:`")
-        return AnthropicProvider(
-            model=model.model,
-            api_key=model.api_key,
-            base_url=model.base_url or DEFAULT_BASE_URL,
-            extra_params=dict(model.model_api_parameters) or None,
-        )
+        if model.deployments:
+            return _pool(model, model.model)
+        return _http_backend(model, model.model, backend_url(model) or "", model.api_key)
     raise ConfigError(
         f"model {model.name!r}: provider {model.provider!r} is not available yet;"
         " use llamacpp, anthropic or an OpenAI-compatible endpoint (provider: openai,"
         " base_url: ...)"
     )
+
+
+def _http_backend(
+    model: ModelConfig, model_id: str, base_url: str, api_key: str | None
+) -> HTTPProvider:
+    """The provider of `model` (`model_id` at the backend) at one backend: `base_url`,
+    with its key."""
+    if model.provider == "anthropic":
+        from farmhand.providers.anthropic import AnthropicProvider
+
+        return AnthropicProvider(
+            model=model_id,
+            api_key=api_key,
+            base_url=base_url,
+            extra_params=dict(model.model_api_parameters) or None,
+        )
+    from farmhand.providers.openai_compat import OpenAICompatProvider
+    from farmhand.providers.text_calls import rescue_family
+
+    return OpenAICompatProvider(
+        base_url=base_url,
+        model=model_id,
+        api_key=api_key,
+        name=model.provider,
+        extra_params=dict(model.model_api_parameters) or None,
+        text_calls_family=rescue_family(model.tool_parser, model_id)
+        if model.text_tool_calls
+        else None,
+    )
+
+
+def _pool(model: ModelConfig, model_id: str) -> Provider:
+    """One provider per deployment (its own key, else the model's), behind one pool."""
+    from farmhand.providers.deployment_pool import CountingDeploymentPool, DeploymentPool
+
+    members = [
+        (_http_backend(model, model_id, d.base_url, d.api_key or model.api_key), d.weight)
+        for d in model.deployments or []
+    ]
+    kind = CountingDeploymentPool if model.provider == "anthropic" else DeploymentPool
+    return kind(model.provider, model.name, members)
+
+
+def backend_urls(model: ModelConfig) -> list[str]:
+    """Every URL `model`'s turns may be sent to: its deployments' base_urls, else its
+    base_url or its provider's default; none for the embedded model."""
+    if model.deployments:
+        return [d.base_url for d in model.deployments]
+    url = backend_url(model)
+    return [] if url is None else [url]
 
 
 def backend_url(model: ModelConfig) -> str | None:

@@ -8,6 +8,7 @@ whose message says what to fix; only farmhand's own failures and its backends' a
     UnknownModelError             `model` names no configured model -> 404
     ConfigError (from the request's servers, tools, ...)               -> 400
     PolicyError (a program, folder or host the operator did not allow)  -> 403
+    DeploymentsDownError (every deployment of a model is down) -> 503 with Retry-After
     ProviderError (the model backend failed)                           -> 502
     ToolServerError (an MCP server failed to start or answer)          -> 502
     anything else                                                      -> 500
@@ -31,6 +32,7 @@ from farmhand.errors import (
     AuthError,
     BusyError,
     ConfigError,
+    DeploymentsDownError,
     LoopError,
     ModelError,
     PolicyError,
@@ -58,6 +60,7 @@ ERROR_TABLE: tuple[tuple[type[BaseException], int, str, str | None], ...] = (
     (ConfigError, 400, "invalid_request_error", None),
     (PolicyError, 403, "permission_error", "not_allowed"),
     (ModelError, 503, "server_error", "model_unavailable"),
+    (DeploymentsDownError, 503, "server_error", "backends_down"),
     (ProviderError, 502, "server_error", "backend_error"),
     (ToolServerError, 502, "server_error", "tool_server_error"),
     (ToolError, 400, "invalid_request_error", None),
@@ -93,7 +96,7 @@ def error_response(exc: BaseException, error_body: ErrorBody = openai_body) -> J
 def error_headers(exc: BaseException) -> dict[str, str] | None:
     """The headers an error answer carries: how to authenticate (401), how long to wait
     before retrying (429 and 503 from a busy model)."""
-    if isinstance(exc, BusyError):
+    if isinstance(exc, BusyError | DeploymentsDownError):
         return {"Retry-After": str(exc.retry_after)}
     if isinstance(exc, AuthError):
         return {"WWW-Authenticate": "Bearer"}

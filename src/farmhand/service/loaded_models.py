@@ -24,6 +24,7 @@ from farmhand.config.models import ModelConfig
 from farmhand.config.server import EngineConfig
 from farmhand.errors import BusyError, RequestError
 from farmhand.providers.base import Provider
+from farmhand.providers.deployment_pool import DeploymentPool, DeploymentState
 from farmhand.providers.llamacpp import SERVED_N_PARALLEL, EngineLimits, EngineStatus
 from farmhand.service.model_files import LoadedModel
 from farmhand.service.model_memory import MIB, budget_bytes, estimate_bytes
@@ -54,6 +55,15 @@ def engine_status(provider: Provider) -> EngineStatus | None:
         return status()
     inner = getattr(provider, "inner", None)
     return engine_status(inner) if inner is not None else None
+
+
+def deployment_states(provider: Provider) -> list[DeploymentState]:
+    """The deployments of a model served by several (also inside a wrapper such as
+    prompt_based); [] for one served by a single backend."""
+    if isinstance(provider, DeploymentPool):
+        return provider.snapshot()
+    inner = getattr(provider, "inner", None)
+    return deployment_states(inner) if inner is not None else []
 
 
 def _set_limits(provider: Provider, limits: EngineLimits) -> None:

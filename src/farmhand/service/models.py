@@ -25,8 +25,9 @@ from farmhand.errors import ModelError, RequestError
 from farmhand.models.assemble import ensure_model, local_file
 from farmhand.models.catalog import lookup
 from farmhand.models.gguf import GGUFInfo, read_gguf
+from farmhand.providers.deployment_pool import DeploymentState as DeploymentState
 from farmhand.providers.llamacpp import Embedded, EngineStatus
-from farmhand.service.loaded_models import engine_status
+from farmhand.service.loaded_models import deployment_states, engine_status
 from farmhand.service.model_files import LoadedModel
 from farmhand.service.model_memory import model_source
 from farmhand.service.state import ServiceState
@@ -102,6 +103,7 @@ class RunningModel:
     facts: ModelFacts
     loaded: LoadedModel
     engine: EngineStatus | None  # an embedded model's slots and queue
+    deployments: list[DeploymentState]  # a model served by several backends: each one's
 
 
 async def running(state: ServiceState) -> list[RunningModel]:
@@ -110,7 +112,8 @@ async def running(state: ServiceState) -> list[RunningModel]:
     loaded = sorted(state.loaded(), key=lambda m: m.last_used, reverse=True)
     facts = await anyio.to_thread.run_sync(lambda: [_facts(state, m.config) for m in loaded])
     return [
-        RunningModel(f, m, engine_status(m.provider)) for f, m in zip(facts, loaded, strict=True)
+        RunningModel(f, m, engine_status(m.provider), deployment_states(m.provider))
+        for f, m in zip(facts, loaded, strict=True)
     ]
 
 

@@ -56,7 +56,7 @@ from farmhand.errors import (
     ProjectNotFoundError,
     RequestError,
 )
-from farmhand.providers.factory import backend_url
+from farmhand.providers.factory import backend_urls
 from farmhand.service.project_rows import ProjectRows
 from farmhand.service.state import ServiceState
 from farmhand.toolsets.mcp.policy import RequestPolicy
@@ -273,12 +273,17 @@ class ProjectStore:
 
 def check_backends(config: FarmhandConfig, policy: RequestPolicy, source: str) -> None:
     """A client's models send their turns only to hosts the operator allows
-    (`server.backend_hosts`); PolicyError (403) names the model and the host."""
+    (`server.backend_hosts`), every deployment's included; PolicyError (403) names the
+    model, the key and the host."""
     for index, model in enumerate(config.runtime.models):
-        url = backend_url(model)
-        if url is not None:
-            where = format_path(("runtime", "models", index, "base_url"))
-            policy.admit_backend(url, f"{source}: {where} (model {model.name!r})")
+        here = ("runtime", "models", index)
+        for place, url in enumerate(backend_urls(model)):
+            key = (
+                (*here, "deployments", place, "base_url")
+                if model.deployments
+                else (*here, "base_url")
+            )
+            policy.admit_backend(url, f"{source}: {format_path(key)} (model {model.name!r})")
 
 
 def written_by_api(text: str) -> bool:

@@ -6,7 +6,8 @@ this module only reads bodies and writes Ollama's fields.
 from __future__ import annotations
 
 import math
-from typing import Any
+import time
+from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
@@ -15,6 +16,9 @@ from farmhand.errors import RequestError
 from farmhand.service.models import ModelFacts, RunningModel
 from farmhand.service.pull import PullStep
 from farmhand.service.tasks import iso_time
+
+if TYPE_CHECKING:
+    from farmhand.service.models import DeploymentState
 
 # How Ollama writes "kept loaded for ever" (its largest duration from now): far future.
 FOREVER = "2318-01-01T00:00:00Z"
@@ -145,7 +149,29 @@ def running(model: RunningModel) -> dict[str, Any]:
             "memory_bytes": model.loaded.memory,
             "prompt_tokens_processed": model.engine.prompt_tokens_processed,
         }
+    if model.deployments:
+        entry.setdefault("farmhand", {})["deployments"] = [
+            deployment_entry(d) for d in model.deployments
+        ]
     return entry
+
+
+def deployment_entry(deployment: DeploymentState) -> dict[str, Any]:
+    """One deployment of a model served by several, as `/api/ps` shows it: its URL
+    without credentials, whether it takes turns now, and its counts."""
+    left = deployment.retry_in
+    return {
+        "url": deployment.url,
+        "weight": deployment.weight,
+        "state": deployment.health,
+        "in_flight": deployment.in_flight,
+        "sent": deployment.sent,
+        "served": deployment.served,
+        "failures_in_a_row": deployment.failures,
+        "failures": deployment.total_failures,
+        "cooling_until": None if left is None else iso_time(time.time() + left),
+        "last_error": deployment.last_error,
+    }
 
 
 def pull_line(step: PullStep) -> dict[str, Any]:
