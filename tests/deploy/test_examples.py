@@ -18,6 +18,7 @@ from starlette.routing import Match
 from farmhand.assembly import create_app
 from farmhand.config.loader import load_config
 from farmhand.config.models import FarmhandConfig
+from farmhand.providers.factory import backend_urls
 from farmhand.service.database import is_postgresql
 
 DEPLOY = Path(__file__).parents[2] / "deploy"
@@ -52,10 +53,14 @@ def check_config(config: FarmhandConfig, raw: str, backends: dict[str, int]) -> 
     assert is_postgresql(config.server.store)
     assert "${env:FARMHAND_STORE_URL}" in raw  # the password is never in the file
     assert config.runtime.models
+    served = set()
     for model in config.runtime.models:
-        url = re.fullmatch(r"http://([\w-]+):(\d+)/v1", model.base_url or "")
-        assert url, f"{model.name}: {model.base_url}"
-        assert backends.get(url[1]) == int(url[2]), f"{model.name}'s backend is not defined"
+        for base_url in backend_urls(model):
+            url = re.fullmatch(r"http://([\w-]+):(\d+)/v1", base_url)
+            assert url, f"{model.name}: {base_url}"
+            assert backends.get(url[1]) == int(url[2]), f"{model.name}'s backend is not defined"
+            served.add(url[1])
+    assert served == set(backends)  # every backend the example runs serves a model
 
 
 @pytest.mark.parametrize("path", sorted(DEPLOY.rglob("*.y*ml")), ids=lambda p: p.name)

@@ -131,3 +131,19 @@ def test_ready_with_a_reachable_postgresql_store(postgres_server: str, tmp_path:
             ready = client.get("/ready")
     checks = {"store": "ok", "models": {"remote": "ok"}}
     assert (ready.status_code, ready.json()) == (200, {"status": "ready", "checks": checks})
+
+
+def test_a_model_with_deployments_is_ready_while_one_of_them_is(tmp_path: Path) -> None:
+    """Its pool routes around a deployment that is down: one reachable is enough, and
+    none reachable is named as the model's backend being unreachable."""
+
+    def pooled(name: str, *ports: int) -> dict[str, Any]:
+        deployments = [{"base_url": f"http://127.0.0.1:{port}/v1"} for port in ports]
+        return {"name": name, "provider": "openai", "model": "m", "deployments": deployments}
+
+    with listening() as port:
+        models = [pooled("half", free_port(), port), pooled("none", free_port(), free_port())]
+        with live(tmp_path / "home", {"runtime": {"models": models}}) as client:
+            ready = client.get("/ready")
+    assert ready.status_code == 503
+    assert ready.json()["checks"]["models"] == {"half": "ok", "none": "backend unreachable"}

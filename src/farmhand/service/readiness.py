@@ -21,7 +21,7 @@ from farmhand.config.models import ModelConfig
 from farmhand.errors import ModelError
 from farmhand.models.assemble import local_file, missing_packages
 from farmhand.models.catalog import DEFAULT_MODEL, lookup
-from farmhand.providers.factory import backend_url
+from farmhand.providers.factory import backend_urls
 from farmhand.service.database import is_postgresql
 from farmhand.service.state import ServiceState
 
@@ -95,11 +95,20 @@ async def store_state(state: ServiceState) -> str:
 
 
 async def model_state(model: ModelConfig) -> str:
-    """Whether `model` could serve a turn now, without loading it."""
-    url = backend_url(model)
-    if url is None:
+    """Whether `model` could serve a turn now, without loading it: with several
+    deployments, whether one could (its pool routes around the others)."""
+    urls = backend_urls(model)
+    if not urls:
         return embedded_state(model)
-    return await backend_state(model.name, url)
+    states: list[str] = []
+
+    async def check(url: str) -> None:
+        states.append(await backend_state(model.name, url))
+
+    async with anyio.create_task_group() as tg:
+        for url in urls:
+            tg.start_soon(check, url)
+    return OK if OK in states else states[0]
 
 
 def embedded_state(model: ModelConfig) -> str:
