@@ -14,6 +14,7 @@ import subprocess
 import tempfile
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import psycopg
@@ -40,12 +41,21 @@ def _as_postgres_user(command: list[str]) -> list[str]:
 @pytest.fixture(scope="session")
 def postgres_server() -> Iterator[str]:
     """The URL of a running throwaway server's `postgres` database (user `farmhand`)."""
-    initdb, pg_ctl = postgres_bin("initdb"), postgres_bin("pg_ctl")
-    if initdb is None or pg_ctl is None:
+    if postgres_bin("initdb") is None or postgres_bin("pg_ctl") is None:
         pytest.skip(
             "PostgreSQL's initdb/pg_ctl are not installed: scripts/setup.sh installs Debian's"
             " postgresql package (apt-get install postgresql)"
         )
+    with throwaway_postgres() as url:
+        yield url
+
+
+@contextmanager
+def throwaway_postgres() -> Iterator[str]:
+    """Start a PostgreSQL server in a temporary folder (fsync off: nothing in it is kept)
+    and yield its `postgres` database's URL; stopped and removed at the end."""
+    initdb, pg_ctl = postgres_bin("initdb"), postgres_bin("pg_ctl")
+    assert initdb is not None and pg_ctl is not None, "PostgreSQL is not installed"
     folder = Path(tempfile.mkdtemp(prefix="farmhand-pg-"))
     folder.chmod(0o777)  # the cluster's owner may be `nobody`
     data, port = folder / "data", free_port()

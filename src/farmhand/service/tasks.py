@@ -37,18 +37,21 @@ CREATE TABLE IF NOT EXISTS tasks (
 )
 """
 
+# Statements hand the row back (RETURNING: one round trip, not two, on PostgreSQL).
+_COLUMNS = "id, status, model, dialect, created_at, updated_at, error"
 _START = (
     "INSERT INTO tasks (id, status, model, dialect, created_at, updated_at, error)"
     " VALUES (?, 'working', ?, ?, ?, ?, NULL)"
     " ON CONFLICT(id) DO UPDATE SET status='working', model=excluded.model,"
     " dialect=excluded.dialect, updated_at=excluded.updated_at, error=NULL"
+    f" RETURNING {_COLUMNS}"
 )
 _START_SHARED = (  # the replica that runs it, too
     "INSERT INTO tasks (id, status, model, dialect, created_at, updated_at, error, replica)"
     " VALUES (?, 'working', ?, ?, ?, ?, NULL, ?)"
     " ON CONFLICT(id) DO UPDATE SET status='working', model=excluded.model,"
     " dialect=excluded.dialect, updated_at=excluded.updated_at, error=NULL,"
-    " replica=excluded.replica"
+    f" replica=excluded.replica RETURNING {_COLUMNS}"
 )
 
 
@@ -141,29 +144,29 @@ class TaskStore:
         now = time.time()
         task_id = task_id or new_task_id()
         if self.shared:
-            self._db.execute(_START_SHARED, (task_id, model, dialect, now, now, self._db.replica))
+            row = self._db.execute(
+                _START_SHARED, (task_id, model, dialect, now, now, self._db.replica)
+            ).one()
         else:
-            self._db.execute(_START, (task_id, model, dialect, now, now))
-        task = self.get(task_id)
-        assert task is not None
-        return task
+            row = self._db.execute(_START, (task_id, model, dialect, now, now)).one()
+        assert row is not None
+        return _task(row)
 
     def finish(self, task_id: str, error: str | None = None) -> Task | None:
         """Completed, or failed with `error`."""
         status: TaskStatus = "failed" if error is not None else "completed"
-        self._db.execute(
-            "UPDATE tasks SET status=?, updated_at=?, error=? WHERE id=?",
+        row = self._db.execute(
+            f"UPDATE tasks SET status=?, updated_at=?, error=? WHERE id=? RETURNING {_COLUMNS}",
             (status, time.time(), error, task_id),
-        )
-        return self.get(task_id)
+        ).one()
+        return None if row is None else _task(row)
 
     def get(self, task_id: str) -> Task | None:
         """The task; in a shared store, one whose replica died while it worked is failed
         first (it will never finish)."""
         replica = ", replica" if self.shared else ""
         row = self._db.execute(
-            f"SELECT id, status, model, dialect, created_at, updated_at, error{replica}"
-            " FROM tasks WHERE id=?",
+            f"SELECT {_COLUMNS}{replica} FROM tasks WHERE id=?",
             (task_id,),
         ).one()
         if row is None:
@@ -171,8 +174,12 @@ class TaskStore:
         foreign = replica and row[1] == "working" and row[7] is not None
         if foreign and self._fail_if_gone(row[7], task_id):
             return self.get(task_id)
-        status = row[1] if row[1] in TASK_STATUSES else "failed"
-        return Task(row[0], cast(TaskStatus, status), row[2], row[3], row[4], row[5], row[6])
+        return _task(row)
 
     def close(self) -> None:
         self._db.close()
+
+
+def _task(row: tuple[Any, ...]) -> Task:
+    status = row[1] if row[1] in TASK_STATUSES else "failed"
+    return Task(row[0], cast(TaskStatus, status), row[2], row[3], row[4], row[5], row[6])
