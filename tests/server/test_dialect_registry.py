@@ -27,7 +27,7 @@ from farmhand.server.openapi import openapi_document
 
 NOT_DIALECTS = {
     # farmhand's own HTTP API
-    "/health", "/ready", "/openapi.json",
+    "/health", "/ready", "/metrics", "/openapi.json",
     "/v1/projects/{namespace}", "/v1/projects/{namespace}/{project}",
     "/v1/projects/{namespace}/{project}/chat/completions",
     # the playground page and its routes, eval reports

@@ -78,6 +78,7 @@ def other_paths() -> OpenApiPaths:
     return {
         "/health": {"get": operation("Liveness")},
         "/ready": {"get": operation("Readiness: the store and the models; 503 while draining")},
+        "/metrics": {"get": operation("Prometheus metrics (text format); 404 when turned off")},
         "/v1/projects/{namespace}": {
             "get": operation("Projects of a namespace", params=("namespace",)),
             "post": operation("Create a project", NEW_PROJECT, ("namespace",)),
