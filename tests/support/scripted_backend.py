@@ -16,7 +16,7 @@ import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
-from typing import Any
+from typing import Any, Self
 
 Turn = Callable[[dict[str, Any]], dict[str, Any]]
 """From the request body to the assistant's delta (content or tool_calls)."""
@@ -48,7 +48,30 @@ def model_config(url: str, name: str = "scripted") -> dict[str, Any]:
     return {"name": name, "provider": "openai", "model": "scripted", "base_url": url}
 
 
-class ScriptedBackend:
+class HTTPBackend:
+    """A backend on a loopback port, served by a thread while the `with` block runs."""
+
+    def serve(self, handler: type[BaseHTTPRequestHandler], *, daemon_threads: bool = False) -> None:
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.server.daemon_threads = daemon_threads
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> Self:
+        self.thread.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+class ScriptedBackend(HTTPBackend):
     def __init__(self, turns: list[Turn]) -> None:
         self.turns = list(turns)
         self.requests: list[dict[str, Any]] = []
@@ -75,19 +98,4 @@ class ScriptedBackend:
             def log_message(self, format: str, *args: Any) -> None:
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def __enter__(self) -> ScriptedBackend:
-        self.thread.start()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        self.serve(Handler)

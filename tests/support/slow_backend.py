@@ -8,11 +8,11 @@
 from __future__ import annotations
 
 import json
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from tests.support.scripted_backend import HTTPBackend
 
 
 def piece(index: int) -> str:
@@ -20,7 +20,7 @@ def piece(index: int) -> str:
     return f"word{index} "
 
 
-class SlowBackend:
+class SlowBackend(HTTPBackend):
     def __init__(self, *, pieces: int, pause: float) -> None:
         self.requests = 0
         backend = self
@@ -52,20 +52,4 @@ class SlowBackend:
             def log_message(self, format: str, *args: Any) -> None:
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def __enter__(self) -> SlowBackend:
-        self.thread.start()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        self.serve(Handler, daemon_threads=True)
