@@ -5,6 +5,8 @@ from Meta's Llama 4 prompt format (llama.com model cards, "Llama 4 ... pythonic"
 
 from __future__ import annotations
 
+import warnings
+
 from tests.parsing.helpers import events_of, message_of, splits, view
 
 from farmhand.parsing.llama4 import Llama4Parser
@@ -33,6 +35,14 @@ def test_python_tags_and_markers_inside_strings() -> None:
     assert message_of(Llama4Parser, text)["tool_calls"] == [
         {"name": "f", "arguments": {"s": "a)], <|python_end|>"}}
     ]
+
+
+def test_an_odd_escape_in_a_string_is_read_without_a_warning() -> None:
+    # Python warns about `\ ` in a literal; a model's text must not print that on the server.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        calls = message_of(Llama4Parser, r'[f(path="C:\ my files")]')["tool_calls"]
+    assert calls == [{"name": "f", "arguments": {"path": "C:\\ my files"}}]
 
 
 def test_every_split_agrees_and_truncation_does_not_run() -> None:

@@ -66,7 +66,9 @@ def test_the_list_needs_the_key_and_its_links_open_the_report_without_it(
 def test_a_forged_or_old_link_is_refused(served: tuple[LiveServer, ServiceState, Path]) -> None:
     server, state, kept = served
     [report] = httpx.get(server.url + "/api/eval/reports", headers=KEY).json()["reports"]
-    forged = re.sub(r"signature=\w", "signature=0", report["url"])
+    # Change the signature's first digit to another one: a forgery must differ from the real link.
+    forged = re.sub(r"signature=(\w)", lambda m: "signature=" + "10"[m[1] == "1"], report["url"])
+    assert forged != report["url"]
     odd = [f"/eval/reports/{kept.name}?expires={e}&signature=0" for e in ["9" * 5000, "²"]]
     for url in [
         forged,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+import warnings
 from collections.abc import Collection
 from typing import Any
 
@@ -220,11 +221,18 @@ class KeywordArguments:
         self._value = PythonCallArguments(stops=")")
 
 
+def _parse_quietly(source: str) -> ast.Expression:
+    """`source` parsed as an expression; a model's odd escapes (`"\\ "`) are no warning to print."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ast.parse(source, mode="eval")
+
+
 def literal_value(text: str) -> tuple[Any, bool]:
     """A Python (or JSON) literal's value as JSON data; `(None, False)` if it is not one."""
     source = text.strip()
     try:
-        tree = ast.parse(source, mode="eval")
+        tree = _parse_quietly(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None, False
     return _literal(tree.body, source)
@@ -236,7 +244,7 @@ def builtin_call(name: str, arguments: str) -> ToolCall:
     expected = f'keyword arguments with literal values, like {name}.call(query="...")'
     source = f"f({arguments})"
     try:
-        tree = ast.parse(source, mode="eval")
+        tree = _parse_quietly(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return unreadable(name, written, expected)
     node = tree.body
