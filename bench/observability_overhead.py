@@ -14,6 +14,15 @@ OTEL_TRACES_SAMPLER_ARG=0.05), as a busy server would sample. All in front of
 serve_overhead's fake OpenAI-compatible backend (16 words, at once), same machine, same
 run, taking turns.
 
+Before and after: with `--baseline-src DIR` (the `src` folder of another checkout, e.g.
+`git archive COMMIT src | tar -x -C /tmp/before`), `on-base` is `on` served by that code,
+in the same run, so a change to the recorder is measured against what it replaced.
+
+Floor: each round also runs bench/tracing_floor.py against the same sink: the
+OpenTelemetry SDK alone making and exporting the same spans, nothing of farmhand around
+them (CPU per request, split into the span lifecycle, OTLP encoding and the HTTP export).
+`off` plus that floor is the least any request traced with this SDK can cost.
+
 Method: OpenAI chat completions, whole and streamed, `--clients` concurrent clients
 (aiohttp), `--requests` per case after a warm-up; the serving process's user + system CPU
 time (from /proc) over the measured requests, divided by the requests. `--rounds` rounds,
@@ -21,7 +30,7 @@ each target in turn; each number is the median of its rounds. At the end the mea
 server's /metrics is read, to show it counted what it served.
 
 Run: .venv/bin/python bench/observability_overhead.py [--requests 2000] [--rounds 3]
-     [--clients 8]
+     [--clients 8] [--baseline-src DIR]
 
 Numbers are printed, never asserted; on a shared machine read them as rough.
 """
@@ -29,7 +38,10 @@ Numbers are printed, never asserted; on a shared machine read them as rough.
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import statistics
+import subprocess
 import sys
 import tempfile
 from contextlib import ExitStack
@@ -43,6 +55,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 from serve_overhead import API_KEY, Target, free_port, run_case, started
 
 OVERHEAD = Path(__file__).parent / "serve_overhead.py"
+FLOOR = Path(__file__).parent / "tracing_floor.py"
+FLOOR_PARTS = ("lifecycle", "encoded", "otlp")
 SAMPLED = {"OTEL_TRACES_SAMPLER": "parentbased_traceidratio", "OTEL_TRACES_SAMPLER_ARG": "0.05"}
 SERVERS: dict[str, tuple[bool, bool, dict[str, str]]] = {
     "off": (False, False, {}),
@@ -75,12 +89,32 @@ def config_text(backend: str, metrics: bool) -> str:
     )
 
 
+def floor(sink: str, requests: int) -> dict[str, float | str]:
+    """bench/tracing_floor.py's microseconds per request, in a process of its own."""
+    command = [sys.executable, str(FLOOR), "--endpoint", sink, "--requests", str(requests)]
+    found: dict[str, float | str] = json.loads(subprocess.check_output(command, text=True))
+    return found
+
+
 async def measure(
-    targets: list[Target], requests: int, rounds: int, clients: int
-) -> dict[tuple[str, bool], float]:
-    """Median CPU milliseconds per request, by (target, streamed)."""
+    targets: list[Target], requests: int, rounds: int, clients: int, sink: str
+) -> tuple[dict[tuple[str, bool], float], dict[str, float], str]:
+    """Median CPU milliseconds per request, by (target, streamed); the floor's median
+    microseconds per request by part; the protobuf implementation the floor ran on."""
     cpu: dict[tuple[str, bool], list[float]] = {}
+    floors: dict[str, list[float]] = {}
+    protobuf = ""
     for round_number in range(rounds):
+        found = await anyio.to_thread.run_sync(floor, sink, requests)
+        protobuf = str(found["protobuf"])
+        for part in FLOOR_PARTS:
+            floors.setdefault(part, []).append(float(found[part]))
+        print(
+            f"round {round_number + 1}   floor:"
+            + ",".join(f" {part} {float(found[part]):.0f} us" for part in FLOOR_PARTS)
+            + f" per request (protobuf: {protobuf})",
+            flush=True,
+        )
         for stream in (False, True):
             for target in targets:
                 _, wall, seconds = await run_case(target, stream, clients, requests)
@@ -92,7 +126,8 @@ async def measure(
                     f" {per_request:.3f} ms CPU per request, {requests / wall:.0f} req/s",
                     flush=True,
                 )
-    return {key: statistics.median(values) for key, values in cpu.items()}
+    medians = {key: statistics.median(values) for key, values in cpu.items()}
+    return medians, {part: statistics.median(v) for part, v in floors.items()}, protobuf
 
 
 def counted(url: str) -> float:
@@ -111,14 +146,18 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=2000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--baseline-src", type=Path, help="another checkout's src: `on-base`")
     parser.add_argument("--sink", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.sink:
         ThreadingHTTPServer(("127.0.0.1", args.sink), Sink).serve_forever()
         return
 
+    servers = dict(SERVERS)
+    if args.baseline_src:
+        servers["on-base"] = SERVERS["on"]
     backend_port, sink_port = free_port(), free_port()
-    ports = {name: free_port() for name in SERVERS}
+    ports = {name: free_port() for name in servers}
     backend = f"http://127.0.0.1:{backend_port}/v1"
     with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
         env = {"FARMHAND_API_KEYS": API_KEY, "FARMHAND_HOME": tmp}
@@ -133,7 +172,7 @@ def main() -> None:
             started([sys.executable, __file__, "--sink", str(sink_port)], sink_port, env)
         )
         targets = []
-        for name, (metrics, traces, more) in SERVERS.items():
+        for name, (metrics, traces, more) in servers.items():
             port = ports[name]
             config = Path(tmp) / f"{name}.yaml"
             config.write_text(config_text(backend, metrics))
@@ -145,14 +184,21 @@ def main() -> None:
             }
             serve = [sys.executable, "-m", "farmhand", "serve", "--port", str(port)]
             serve += ["--config", str(config), "--log-level", "warning"]
-            pid = stack.enter_context(started(serve, port, {**env, **tracing}))
+            source = args.baseline_src if name == "on-base" else Path(__file__).parents[1] / "src"
+            code = {
+                "PYTHONPATH": os.pathsep.join(
+                    [str(source.resolve()), os.environ.get("PYTHONPATH", "")]
+                )
+            }
+            pid = stack.enter_context(started(serve, port, {**env, **tracing, **code}))
             targets.append(Target(name, f"http://127.0.0.1:{port}/v1/chat/completions", pid))
-        medians = anyio.run(
+        medians, floors, protobuf = anyio.run(
             measure,
             targets,
             args.requests,
             args.rounds,
             args.clients,
+            f"http://127.0.0.1:{sink_port}",
             backend_options={"use_uvloop": True},
         )
         seen = counted(f"http://127.0.0.1:{ports['on']}/metrics")
@@ -165,9 +211,16 @@ def main() -> None:
     for stream in (False, True):
         off = medians[("off", stream)]
         kind = "streamed" if stream else "whole"
-        cases = [f"{name} {medians[(name, stream)]:.3f} ms" for name in SERVERS]
-        ratios = [f"{name}/off {medians[(name, stream)] / off:.3f}x" for name in SERVERS]
-        print(f"  {kind:>8}: {', '.join(cases)}; {', '.join(ratios[1:])}")
+        cases = [f"{name} {medians[(name, stream)]:.3f} ms" for name in servers]
+        ratios = [f"{name}/off {medians[(name, stream)] / off:.3f}x" for name in servers]
+        least = (off + floors["otlp"] / 1000) / off
+        print(f"  {kind:>8}: {', '.join(cases)}; {', '.join(ratios[1:])}; floor/off {least:.3f}x")
+    parts = ", ".join(f"{part} {floors[part]:.0f} us" for part in FLOOR_PARTS)
+    print(
+        f"floor (the SDK alone, the same two spans per request, protobuf {protobuf}): {parts}"
+        " per request (lifecycle: made and batched; encoded: + OTLP protobuf; otlp: + sent"
+        " over OTLP/HTTP); floor/off is off plus the otlp floor"
+    )
     print(f"the measured server counted {seen:.0f} chat completions in farmhand_requests_total")
 
 

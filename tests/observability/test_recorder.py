@@ -14,11 +14,13 @@ import pytest
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.sdk.trace.sampling import ALWAYS_OFF
 from prometheus_client.parser import text_string_to_metric_families
 
 from farmhand.config.models import FarmhandConfig, ModelConfig
 from farmhand.observability import (
     NO_OBSERVER,
+    ClientProjectModels,
     Deployment,
     FarmhandMetrics,
     LabelBounds,
@@ -67,6 +69,89 @@ def test_models_and_servers_a_request_named_share_one_label() -> None:
     assert BOUNDS.model("a project's model") == "request"
     assert BOUNDS.server("pantry") == "pantry"
     assert BOUNDS.server("evil") == "request"
+
+
+def test_a_projects_models_are_named_by_the_project() -> None:
+    operators = BOUNDS.for_project("team", "notes", client=None)
+    assert operators.model("farm") == "team/notes/farm"  # not the operator's "farm"
+    assert operators.model("x" * 500) == "team/notes/" + "x" * 64
+    assert operators.server("pantry") == "pantry"  # servers stay the operator's names
+
+
+def test_a_clients_projects_share_one_label_past_the_bound() -> None:
+    kept = ClientProjectModels(limit=2)
+    first = BOUNDS.for_project("a", "one", kept)
+    second = BOUNDS.for_project("a", "two", kept)
+    assert first.model("m") == "a/one/m"
+    assert second.model("m") == "a/two/m"
+    assert second.model("other") == "request"  # a third name: past the bound
+    assert first.model("m") == "a/one/m"  # the ones kept stay
+    operators = BOUNDS.for_project("a", "three", client=None)
+    assert operators.model("m") == "a/three/m"  # the operator's files are not bounded
+
+
+def test_a_project_view_records_into_the_same_metrics() -> None:
+    recorder = Recorder(BOUNDS, FarmhandMetrics())
+    client = recorder.for_project("a", "p", from_api=True)
+    operators = recorder.for_project("team", "notes", from_api=False)
+    for observer in (client, operators, recorder):
+        with observer.chat("farm", "openai").turn() as turn:
+            turn.finished(10, 2, "stop")
+    assert recorder.metrics is not None and client.metrics is recorder.metrics
+    found = {
+        labels["model"]: value
+        for name, labels, value in samples(recorder.metrics)
+        if name == "farmhand_tokens_total" and labels["direction"] == "in"
+    }
+    assert found == {"a/p/farm": 10.0, "team/notes/farm": 10.0, "farm": 10.0}
+    assert isinstance(client, Recorder) and client.bounds.client is recorder.client_projects
+    assert NO_OBSERVER.for_project("a", "p", from_api=True) is NO_OBSERVER
+
+
+def test_a_call_by_hand_is_counted_apart_from_the_models() -> None:
+    spans = InMemorySpanExporter()
+    tracing = TracerProvider()
+    tracing.add_span_processor(SimpleSpanProcessor(spans))
+    recorder = Recorder(BOUNDS, FarmhandMetrics(), tracing)
+    with recorder.hand_call("pantry:echo", "hand_1", offered=True) as call:
+        call.done("ok")
+    with recorder.hand_call("pantry:no_such_tool", "hand_2", offered=False) as call:
+        call.done("error")
+    with recorder.chat("farm", "openai").tool_call("pantry:echo", "c", offered=True) as call:
+        call.done("ok")
+    assert recorder.metrics is not None
+    found = samples(recorder.metrics)
+    by_hand = {"server": "pantry", "tool": "echo", "outcome": "ok", "caller": "hand"}
+    by_model = {**by_hand, "caller": "model"}
+    unknown = {"server": "none", "tool": "unknown", "outcome": "error", "caller": "hand"}
+    for labels in (by_hand, by_model, unknown):
+        assert ("farmhand_tool_calls_total", labels, 1.0) in found
+    durations = {"server": "pantry", "tool": "echo", "caller": "hand"}
+    assert ("farmhand_tool_call_duration_seconds_count", durations, 1.0) in found
+    hand_spans = [s for s in spans.get_finished_spans() if s.attributes is not None]
+    names = sorted(str(s.attributes["gen_ai.tool.call.id"]) for s in hand_spans)
+    assert names == ["c", "hand_1", "hand_2"]
+    (failed,) = [s for s in hand_spans if not s.status.is_ok]
+    assert failed.attributes is not None and failed.attributes["error.type"] == "error"
+
+
+def test_spans_a_sampler_leaves_out_are_left_alone_and_metrics_still_count() -> None:
+    spans = InMemorySpanExporter()
+    tracing = TracerProvider(sampler=ALWAYS_OFF)
+    tracing.add_span_processor(SimpleSpanProcessor(spans))
+    recorder = Recorder(BOUNDS, FarmhandMetrics(), tracing)
+    request = recorder.request("POST", "/v1/chat/completions", {})
+    request.start()
+    with recorder.chat("farm", "openai").turn() as turn:
+        turn.finished(5, 1, "stop")
+    request.finish("openai", "/v1/chat/completions", 200)
+    assert spans.get_finished_spans() == ()
+    assert request.span is not None and not request.span.is_recording()
+    assert recorder.metrics is not None
+    found = samples(recorder.metrics)
+    assert ("farmhand_tokens_total", {"model": "farm", "direction": "out"}, 1.0) in found
+    route = {"dialect": "openai", "route": "/v1/chat/completions", "status": "200"}
+    assert ("farmhand_requests_total", route, 1.0) in found
 
 
 def test_the_pool_gauge_counts_servers_by_status_when_scraped() -> None:
@@ -143,7 +228,7 @@ def test_a_tool_call_ended_by_an_exception_is_counted_and_its_span_failed() -> N
     with pytest.raises(asyncio.CancelledError), chat.tool_call("pantry:echo", "c", offered=True):
         raise asyncio.CancelledError
     assert recorder.metrics is not None
-    labels = {"server": "pantry", "tool": "echo", "outcome": "cancelled"}
+    labels = {"server": "pantry", "tool": "echo", "outcome": "cancelled", "caller": "model"}
     assert ("farmhand_tool_calls_total", labels, 1.0) in samples(recorder.metrics)
     (span,) = spans.get_finished_spans()
     assert not span.status.is_ok

@@ -72,3 +72,27 @@ def test_what_failing_deployments_say_is_not_echoed(tmp_path: Path) -> None:
     # The turn went to each deployment once, with the client's key, before giving up.
     assert first.seen == [("/v1/chat/completions", "Bearer client-chosen")]
     assert second.seen == [("/v1/chat/completions", "Bearer client-chosen")]
+
+
+def test_a_project_whose_deployments_are_all_down_says_when_to_retry(tmp_path: Path) -> None:
+    busy = PlainTextResponse(f"busy: {SECRET}", status_code=503, headers={"Retry-After": "7"})
+    first, second = Listener(busy), Listener(busy)
+    with (
+        LiveServer(first.app) as one,
+        LiveServer(second.app) as two,
+        farmhand(
+            tmp_path, backend_hosts=[f"127.0.0.1:{one.port}", f"127.0.0.1:{two.port}"]
+        ) as farm,
+    ):
+        config = pooled(one.url + "/v1", two.url + "/v1")
+        written = httpx.post(
+            farm.url + "/v1/projects/default", json={"name": "p", "config": config}
+        )
+        assert written.status_code == 200, written.text
+        chat = httpx.post(farm.url + "/v1/projects/default/p/chat/completions", json=CHAT)
+    # As for an operator's model: a 503 with Retry-After, not a 502 without one.
+    assert chat.status_code == 503, chat.text
+    assert chat.headers["retry-after"] == "7"  # what the backends asked
+    assert chat.json()["error"]["code"] == "backends_down"
+    assert "every backend serving the model is down" in chat.text
+    assert SECRET not in chat.text and str(one.port) not in chat.text  # nothing of the pool

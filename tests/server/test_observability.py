@@ -17,7 +17,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind
 from prometheus_client.parser import text_string_to_metric_families
-from tests.support.live import LiveServer, pantry_server, scripted_config
+from tests.support.live import SCRIPTED_HOST, LiveServer, pantry_server, scripted_config
 from tests.support.real_servers import faults
 
 from farmhand.assembly import create_app
@@ -171,6 +171,64 @@ def test_timeouts_restarts_and_calls_of_no_tool_are_counted(tmp_path: Path) -> N
     (hang,) = by_name(seen.spans, "execute_tool faults:hang")
     assert not hang.status.is_ok
     assert hang.attributes is not None and hang.attributes["error.type"] == "error"
+
+
+def test_a_projects_model_is_labelled_with_its_project(tmp_path: Path) -> None:
+    provider = ScriptedProvider(
+        [Step.text("From the project.", usage=Usage(11, 3)), Step.text("From the operator.")]
+    )
+    # The client's project names its model like the operator's: still told apart.
+    model = {"name": "farm", "provider": "openai", "model": "scripted"}
+    config = {"runtime": {"models": [{**model, "base_url": f"http://{SCRIPTED_HOST}"}]}}
+    with observed(scripted_config(), provider, tmp_path) as seen:
+        auth = {"authorization": f"Bearer {KEY}"}
+        written = httpx.post(
+            seen.server.url + "/v1/projects/team",
+            json={"name": "notes", "config": config},
+            headers=auth,
+        )
+        assert written.status_code == 200, written.text
+        chat = {"model": "farm", "messages": [{"role": "user", "content": "hi"}]}
+        url = seen.server.url + "/v1/projects/team/notes/chat/completions"
+        answer = httpx.post(url, json=chat, headers=auth)
+        assert answer.status_code == 200, answer.text
+        plain = seen.client.chat.completions.create(
+            model="farm", messages=[{"role": "user", "content": "hi"}]
+        )
+        assert plain.choices[0].message.content == "From the operator."
+        metrics = seen.metrics()
+
+    assert value(metrics, "farmhand_tokens_total", model="team/notes/farm", direction="in") == 11
+    assert value(metrics, "farmhand_tokens_total", model="team/notes/farm", direction="out") == 3
+    models = {labels["model"] for labels, _ in metrics["farmhand_tokens_total"]}
+    assert models == {"team/notes/farm", "farm"}
+    route = {"route": "/v1/projects/{namespace}/{project}/chat/completions", "status": "200"}
+    assert value(metrics, "farmhand_requests_total", **route) == 1
+
+
+def test_a_tool_called_by_hand_is_counted_as_the_hands(tmp_path: Path) -> None:
+    with observed(scripted_config(pantry_server()), ScriptedProvider([]), tmp_path) as seen:
+        auth = {"authorization": f"Bearer {KEY}"}
+        url = seen.server.url + "/api/mcp/call"
+        for tool in ("echo", "made_up"):
+            body = {"server": "pantry", "tool": tool, "arguments": {"text": "moo"}}
+            answer = httpx.post(url, json=body, headers=auth, timeout=60)
+            assert answer.status_code == 200, answer.text
+        assert answer.json()["is_error"] is True  # no such tool: the server says so
+        metrics = seen.metrics()
+
+    calls = "farmhand_tool_calls_total"
+    echo = {"server": "pantry", "tool": "echo", "caller": "hand"}
+    assert value(metrics, calls, outcome="ok", **echo) == 1
+    assert value(metrics, "farmhand_tool_call_duration_seconds_count", **echo) == 1
+    # A name the client made up is no label of its own, as one a model made up.
+    assert value(metrics, calls, server="none", tool="unknown", caller="hand") == 1
+    assert not [labels for labels, _ in metrics[calls] if labels["caller"] != "hand"]
+    requests = by_name(seen.spans, "POST /api/mcp/call")
+    (call,) = by_name(seen.spans, "execute_tool pantry:echo")
+    assert call.parent is not None
+    assert call.parent.span_id in {r.context.span_id for r in requests}  # under its request
+    assert call.status.is_ok
 
 
 def test_metrics_refuse_a_client_without_the_key(tmp_path: Path) -> None:

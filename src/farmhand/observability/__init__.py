@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping
 
 from opentelemetry.sdk.trace import TracerProvider
 
-from farmhand.observability.labels import LabelBounds
+from farmhand.observability.labels import ClientProjectModels, LabelBounds
 from farmhand.observability.metrics import (
     CONTENT_TYPE,
     Deployment,
@@ -33,6 +33,7 @@ __all__ = [
     "NO_CHAT",
     "NO_OBSERVER",
     "ChatWatch",
+    "ClientProjectModels",
     "Deployment",
     "DeploymentReading",
     "DeploymentSource",

@@ -3,38 +3,79 @@
 A label takes one value per series for as long as the process lives, so a value taken from
 a request (a path, a model or server name a client wrote, a tool name a model made up)
 would let any client grow the server's memory without end. Names the operator configured
-are kept; anything else becomes one fixed word.
+are kept; anything else becomes one fixed word. A project's models are named by their
+project, those of the operator's project files always, those of projects written through
+the API up to a fixed number (`ClientProjectModels`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 SEPARATOR = ":"
 """Between a server's name and its tool's in the names the model sees (`server:tool`)."""
 FROM_REQUEST = "request"
-"""A server (and its tools) a request brought, or a model of a client's project."""
+"""A server (and its tools) a request brought, or a project's model past the bound."""
 BUILTIN = "builtin"
 """The server label of farmhand's own tools (`rag_query`, JIT discovery, Python functions)."""
 UNKNOWN_TOOL = "unknown"
 """A call of a tool that is not offered, or whose arguments could not be read."""
 NO_SERVER = "none"
+CLIENT_PROJECT_MODELS = 64
+"""At most this many model labels of projects written through the API, per process."""
+NAME_CHARACTERS = 64
+"""A project's model name is cut to this many characters in its label."""
+HAND = "hand"
+MODEL = "model"
+"""Who made a tool call (the `caller` label): a person by hand (the playground), the model."""
+
+
+class ClientProjectModels:
+    """The model labels of projects written through the API: a client chooses their names
+    and may write any number of projects, so the first `limit` distinct ones are kept and
+    the rest share FROM_REQUEST."""
+
+    def __init__(self, limit: int = CLIENT_PROJECT_MODELS) -> None:
+        self.limit = limit
+        self.kept: set[str] = set()
+
+    def admit(self, label: str) -> str:
+        if label in self.kept:
+            return label
+        if len(self.kept) >= self.limit:
+            return FROM_REQUEST
+        self.kept.add(label)
+        return label
 
 
 @dataclass(frozen=True)
 class LabelBounds:
-    """The operator's names: the configured models and MCP servers."""
+    """The operator's names: the configured models and MCP servers. `project`: the
+    `namespace/project` a chat runs on (its models are labelled `namespace/project/model`,
+    never taken for the operator's model of the same name); `client`: the bound of a
+    project written through the API (None: the operator's own project file)."""
 
     models: frozenset[str] = frozenset()
     servers: frozenset[str] = frozenset()
+    project: str = ""
+    client: ClientProjectModels | None = None
 
     @classmethod
     def of(cls, models: Iterable[str], servers: Iterable[str]) -> LabelBounds:
         return cls(frozenset(models), frozenset(servers))
 
+    def for_project(
+        self, namespace: str, project: str, client: ClientProjectModels | None
+    ) -> LabelBounds:
+        return dataclasses.replace(self, project=f"{namespace}/{project}", client=client)
+
     def model(self, name: str) -> str:
-        return name if name in self.models else FROM_REQUEST
+        if not self.project:
+            return name if name in self.models else FROM_REQUEST
+        label = f"{self.project}/{name[:NAME_CHARACTERS]}"
+        return label if self.client is None else self.client.admit(label)
 
     def server(self, name: str) -> str:
         return name if name in self.servers else FROM_REQUEST

@@ -106,14 +106,15 @@ class FarmhandMetrics:
         )
         self.tool_calls = Counter(
             "farmhand_tool_calls",
-            "Tool calls run by the tool loop, by server, tool and outcome.",
-            ["server", "tool", "outcome"],
+            "Tool calls, by server, tool, outcome and caller (the model's tool loop, or a"
+            " person by hand).",
+            ["server", "tool", "outcome", "caller"],
             registry=registry,
         )
         self.tool_duration = Histogram(
             "farmhand_tool_call_duration_seconds",
-            "Seconds a tool call took, by server and tool.",
-            ["server", "tool"],
+            "Seconds a tool call took, by server, tool and caller.",
+            ["server", "tool", "caller"],
             buckets=TOOL_BUCKETS,
             registry=registry,
         )

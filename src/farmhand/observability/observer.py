@@ -9,6 +9,8 @@ The hooks are passed down, never reached through a global:
         ... turn.finished(input_tokens, output_tokens, reason)
     with chat.tool_call(name, call.id, offered=True) as call:   # per tool call
         ... call.done("ok")
+    with observer.hand_call(name, call.id, offered=True) as call:  # a call by hand
+        ... call.done("ok")
 
 A no-op watch is one shared object whose methods return at once, so the hot path pays a
 method call per turn and per tool call when nothing is watched.
@@ -86,6 +88,16 @@ class Observer:
 
     def chat(self, model: str, provider: str) -> ChatWatch:
         return NO_CHAT
+
+    def hand_call(self, name: str, call_id: str, *, offered: bool) -> ToolWatch:
+        """A tool call a person made by hand (the playground), without a model: counted
+        with the loop's, told apart by its `caller` label."""
+        return NO_TOOL
+
+    def for_project(self, namespace: str, project: str, *, from_api: bool) -> Observer:
+        """This observer for the chats of a project: its models' labels name the project
+        (`from_api`: written through the API, a client's names, bounded)."""
+        return self
 
     def watch_deployments(self, source: DeploymentSource) -> None:
         """Export the backend deployments `source` reports, when scraped (metrics)."""

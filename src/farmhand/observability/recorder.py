@@ -8,6 +8,7 @@ cannot be detached safely in another.
 
 from __future__ import annotations
 
+import copy
 import time
 from collections.abc import Mapping
 from contextvars import Token
@@ -20,7 +21,7 @@ from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer, set_
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 from farmhand.observability import tracing
-from farmhand.observability.labels import LabelBounds
+from farmhand.observability.labels import HAND, MODEL, ClientProjectModels, LabelBounds
 from farmhand.observability.metrics import DeploymentSource, FarmhandMetrics
 from farmhand.observability.observer import ChatWatch, Observer, ToolWatch, TurnWatch
 from farmhand.version import farmhand_version
@@ -49,9 +50,21 @@ class Recorder(Observer):
             else None
         )
         self.propagator = TraceContextTextMapPropagator()
+        self.client_projects = ClientProjectModels()  # shared by every project's view
 
     def chat(self, model: str, provider: str) -> ChatWatch:
         return LiveChat(self, model, provider)
+
+    def hand_call(self, name: str, call_id: str, *, offered: bool) -> ToolWatch:
+        parent = otel_context.get_current() if self.tracer is not None else None
+        return LiveTool(self, parent, name, call_id, offered=offered, caller=HAND)
+
+    def for_project(self, namespace: str, project: str, *, from_api: bool) -> Observer:
+        view = copy.copy(self)  # the same metrics and tracer; the provider stays ours
+        view.owns_provider = False
+        client = self.client_projects if from_api else None
+        view.bounds = self.bounds.for_project(namespace, project, client)
+        return view
 
     def request(self, method: str, path: str, carrier: Mapping[str, str]) -> RequestWatch:
         """One HTTP request; `carrier`: its `traceparent`/`tracestate` headers, if any."""
@@ -130,13 +143,16 @@ class RequestWatch:
         if self.token is not None:
             otel_context.detach(self.token)
         span = self.span
-        if span is not None:
+        if span is not None and span.is_recording():  # not one a sampler left out
             span.update_name(f"{self.method} {route}")
-            span.set_attribute(tracing.HTTP_ROUTE, route)
-            span.set_attribute(tracing.HTTP_STATUS, status)
+            attributes: dict[str, str | int] = {
+                tracing.HTTP_ROUTE: route,
+                tracing.HTTP_STATUS: status,
+            }
             if status >= 500:
                 span.set_status(Status(StatusCode.ERROR))
-                span.set_attribute(tracing.ERROR_TYPE, str(status))
+                attributes[tracing.ERROR_TYPE] = str(status)
+            span.set_attributes(attributes)  # one lock, not one per attribute
             span.end()
 
 
@@ -155,13 +171,7 @@ class LiveChat(ChatWatch):
         return LiveTurn(self)
 
     def tool_call(self, name: str, call_id: str, *, offered: bool) -> ToolWatch:
-        return LiveTool(self, name, call_id, offered)
-
-    def span(self, name: str, kind: SpanKind, attributes: dict[str, str]) -> Span | None:
-        tracer: Tracer | None = self.recorder.tracer
-        if tracer is None:
-            return None
-        return tracer.start_span(name, context=self.parent, kind=kind, attributes=attributes)
+        return LiveTool(self.recorder, self.parent, name, call_id, offered=offered, caller=MODEL)
 
 
 def _end(span: Span | None, exc: BaseException | None) -> None:
@@ -176,15 +186,19 @@ def _end(span: Span | None, exc: BaseException | None) -> None:
 class LiveTurn(TurnWatch):
     def __init__(self, chat: LiveChat) -> None:
         self.chat = chat
-        self.span = chat.span(
-            f"chat {chat.model}",
-            SpanKind.CLIENT,
-            {
-                tracing.OPERATION: "chat",
-                tracing.REQUEST_MODEL: chat.model,
-                tracing.PROVIDER: chat.provider,
-            },
-        )
+        tracer: Tracer | None = chat.recorder.tracer
+        self.span: Span | None = None
+        if tracer is not None:  # its name and attributes are built only when traced
+            self.span = tracer.start_span(
+                f"chat {chat.model}",
+                context=chat.parent,
+                kind=SpanKind.CLIENT,
+                attributes={
+                    tracing.OPERATION: "chat",
+                    tracing.REQUEST_MODEL: chat.model,
+                    tracing.PROVIDER: chat.provider,
+                },
+            )
 
     def __enter__(self) -> LiveTurn:
         return self
@@ -194,10 +208,15 @@ class LiveTurn(TurnWatch):
             tokens_in, tokens_out = self.chat.tokens
             tokens_in.inc(input_tokens)
             tokens_out.inc(output_tokens)
-        if self.span is not None:
-            self.span.set_attribute(tracing.INPUT_TOKENS, input_tokens)
-            self.span.set_attribute(tracing.OUTPUT_TOKENS, output_tokens)
-            self.span.set_attribute(tracing.FINISH_REASONS, (reason,))
+        span = self.span
+        if span is not None and span.is_recording():
+            span.set_attributes(
+                {
+                    tracing.INPUT_TOKENS: input_tokens,
+                    tracing.OUTPUT_TOKENS: output_tokens,
+                    tracing.FINISH_REASONS: (reason,),
+                }
+            )
 
     def __exit__(
         self,
@@ -209,32 +228,49 @@ class LiveTurn(TurnWatch):
 
 
 class LiveTool(ToolWatch):
-    def __init__(self, chat: LiveChat, name: str, call_id: str, offered: bool) -> None:
-        self.chat = chat
-        self.server, self.tool = chat.recorder.bounds.tool(name, offered=offered)
+    """One tool call, a child of `parent` (the request's context); `caller`: MODEL for
+    the tool loop's calls, HAND for a person's."""
+
+    def __init__(
+        self,
+        recorder: Recorder,
+        parent: Context | None,
+        name: str,
+        call_id: str,
+        *,
+        offered: bool,
+        caller: str,
+    ) -> None:
+        self.recorder = recorder
+        self.caller = caller
+        self.server, self.tool = recorder.bounds.tool(name, offered=offered)
         self.started = time.perf_counter()
         self.outcome: str | None = None
-        self.span = chat.span(
-            f"execute_tool {name}",
-            SpanKind.INTERNAL,
-            {
-                tracing.OPERATION: "execute_tool",
-                tracing.TOOL_NAME: name,
-                tracing.TOOL_CALL_ID: call_id,
-                tracing.TOOL_TYPE: "function",
-            },
-        )
+        tracer: Tracer | None = recorder.tracer
+        self.span: Span | None = None
+        if tracer is not None:
+            self.span = tracer.start_span(
+                f"execute_tool {name}",
+                context=parent,
+                kind=SpanKind.INTERNAL,
+                attributes={
+                    tracing.OPERATION: "execute_tool",
+                    tracing.TOOL_NAME: name,
+                    tracing.TOOL_CALL_ID: call_id,
+                    tracing.TOOL_TYPE: "function",
+                },
+            )
 
     def __enter__(self) -> LiveTool:
         return self
 
     def done(self, outcome: str) -> None:
         self.outcome = outcome
-        metrics = self.chat.recorder.metrics
+        metrics = self.recorder.metrics
         if metrics is not None:
-            metrics.tool_calls.labels(self.server, self.tool, outcome).inc()
+            metrics.tool_calls.labels(self.server, self.tool, outcome, self.caller).inc()
             elapsed = time.perf_counter() - self.started
-            metrics.tool_duration.labels(self.server, self.tool).observe(elapsed)
+            metrics.tool_duration.labels(self.server, self.tool, self.caller).observe(elapsed)
         if self.span is not None and outcome != "ok":
             self.span.set_status(Status(StatusCode.ERROR, outcome))
             self.span.set_attribute(tracing.ERROR_TYPE, outcome)

@@ -18,7 +18,13 @@ from pathlib import Path
 import anyio
 
 from farmhand.config.models import McpServerConfig, ModelConfig
-from farmhand.errors import LoopError, ProviderError, RequestError, UnknownToolError
+from farmhand.errors import (
+    DeploymentsDownError,
+    LoopError,
+    ProviderError,
+    RequestError,
+    UnknownToolError,
+)
 from farmhand.messages import Message
 from farmhand.providers.base import GenerationSettings
 from farmhand.runtime.events import LoopEvent, LoopFinished, ReasoningChunk
@@ -232,6 +238,8 @@ async def run_chat(state: ServiceState, request: ChatRequest) -> AsyncGenerator[
         # A backend a client's project chose: what it wrote (a page of an internal host, a
         # redirect's target) stays in the operator's log; the client gets a fixed reason.
         log.warning("model %r of a project written through the API: %s", model.name, exc)
+        if isinstance(exc, DeploymentsDownError):  # a 503 with Retry-After, as for any model
+            raise DeploymentsDownError(exc.brief, retry_after=exc.retry_after) from None
         raise ProviderError(exc.brief, brief=exc.brief) from None
 
 

@@ -21,7 +21,7 @@ from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any
 
-from farmhand.errors import AnswerError, RequestError
+from farmhand.errors import AnswerError, RequestError, ToolError
 from farmhand.messages import ToolCall, ToolResult
 from farmhand.runtime.events import InputRequested, ToolCallFinished
 from farmhand.runtime.session import ToolSettings
@@ -29,6 +29,7 @@ from farmhand.service.chat import ChatServers, admit_servers, server_toolsets
 from farmhand.service.parked import HandCall
 from farmhand.service.state import ServiceState
 from farmhand.tools.definition import SEPARATOR
+from farmhand.toolsets.base import Toolset
 from farmhand.toolsets.mcp.elicitation import Answer, Asker, Question
 
 __all__ = [
@@ -97,7 +98,15 @@ def start_hand_call(
     async def run(ask: Asker) -> AsyncIterator[ToolCallFinished]:
         opener = server_toolsets(state, servers, settings, asker=HandCallAsker(approved, ask))
         async with opener.open(servers.all[0]) as toolset:
-            output = await toolset.call_tool(tool, arguments)
+            # Counted like the model's calls; a tool the server lacks is no label of its own.
+            offered = state.observer.active and await _offers(toolset, tool)
+            with state.observer.hand_call(call.name, call.id, offered=offered) as watch:
+                try:
+                    output = await toolset.call_tool(tool, arguments)
+                except ToolError:
+                    watch.done("error")
+                    raise
+                watch.done("error" if output.is_error else "ok")
         result = ToolResult(call.id, call.name, output.text, is_error=output.is_error)
         yield ToolCallFinished(call, result)
 
@@ -142,6 +151,14 @@ def answer_hand_call(
         raise
     del state.hand_questions[question_id]
     return call
+
+
+async def _offers(toolset: Toolset, tool: str) -> bool:
+    """Whether the server lists `tool` (its list is cached by the pool)."""
+    try:
+        return tool in {definition.name for definition in await toolset.list_tools()}
+    except ToolError:  # the call that follows says what is wrong
+        return False
 
 
 def _forget_closed(state: ServiceState) -> None:

@@ -352,7 +352,12 @@ def state_for(state: ServiceState, project: Project) -> ServiceState:
         update={"saved_results": state.config.runtime.saved_results}
     )
     config = project.config.model_copy(update={"server": state.config.server, "runtime": runtime})
-    return dataclasses.replace(state, config=config, outside_config=project.from_api)
+    observer = state.observer.for_project(
+        project.namespace, project.name, from_api=project.from_api
+    )
+    return dataclasses.replace(
+        state, config=config, outside_config=project.from_api, observer=observer
+    )
 
 
 def store_for(state: ServiceState) -> ProjectStore:
