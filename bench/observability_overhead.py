@@ -127,6 +127,12 @@ async def measure(
                     flush=True,
                 )
     medians = {key: statistics.median(values) for key, values in cpu.items()}
+    # Each round's ratio to the `off` of the same round, whose load it shared.
+    for (name, stream), values in cpu.items():
+        offs = cpu[("off", stream)]
+        medians[(f"{name}/off", stream)] = statistics.median(
+            value / off for value, off in zip(values, offs, strict=True)
+        )
     return medians, {part: statistics.median(v) for part, v in floors.items()}, protobuf
 
 
@@ -213,8 +219,10 @@ def main() -> None:
         kind = "streamed" if stream else "whole"
         cases = [f"{name} {medians[(name, stream)]:.3f} ms" for name in servers]
         ratios = [f"{name}/off {medians[(name, stream)] / off:.3f}x" for name in servers]
+        paired = [f"{name} {medians[(f'{name}/off', stream)]:.3f}x" for name in servers]
         least = (off + floors["otlp"] / 1000) / off
         print(f"  {kind:>8}: {', '.join(cases)}; {', '.join(ratios[1:])}; floor/off {least:.3f}x")
+        print(f"  {'':>8}  median of each round's ratio to its own off: {', '.join(paired[1:])}")
     parts = ", ".join(f"{part} {floors[part]:.0f} us" for part in FLOOR_PARTS)
     print(
         f"floor (the SDK alone, the same two spans per request, protobuf {protobuf}): {parts}"
