@@ -66,6 +66,7 @@ class _Turn:
         self.builder = ResponseBuilder(parsed)
         self.runner = state.chat_runner()
         self.resumed = _answer(state, self.conversation)
+        self.kept = False
 
     def events(self) -> AsyncGenerator[ChatEvent, None]:
         if self.resumed is None and not may_ask(self.state, self.request, self.parsed.tools.mcp):
@@ -89,7 +90,10 @@ class _Turn:
         )
 
     def keep(self) -> None:
-        if self.parsed.store:
+        """Store the response (once), if the request asked to: before the client has all
+        of it, so a `previous_response_id` sent to any replica as soon as it does finds it."""
+        if self.parsed.store and not self.kept:
+            self.kept = True
             store = self.state.response_store()
             store.put(self.builder.response(), self.input_items, self.parsed.model)
 
@@ -123,7 +127,10 @@ def _stream(turn: _Turn) -> EventStream:
                     for opening in builder.opening():
                         yield SSEEvent(opening["type"], opening)
                     opened = True
-                for item in builder.render(event):
+                rendered = builder.render(event)
+                if builder.status != "in_progress":
+                    turn.keep()  # stored before the client can read the response's end
+                for item in rendered:
                     yield SSEEvent(item["type"], item)
         turn.keep()
 
