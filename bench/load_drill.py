@@ -20,10 +20,10 @@ a third of the requests have been sent, and is started again (same port) at two 
 Then every stored response id is read with `GET /v1/responses/{id}` from each replica,
 and each replica's `/api/ps` shows what its deployments served.
 
-Prints requests ok and failed by kind (failures by reason and by phase: before the kill,
-while B is down, after its restart), p50/p99 of the requests that succeeded, the stored
-ids missing on each replica, and the deployments' counts (B's `served` growing after the
-restart: traffic came back).
+Prints requests ok and failed by kind (failures by reason, and by when they were sent:
+before the kill, while B was down, after its restart), p50/p99 of the requests that
+succeeded, the stored ids missing on each replica, and the deployments' counts (B's
+`served` growing after the restart: traffic came back).
 
 Run: .venv/bin/python bench/load_drill.py [--requests 20000] [--clients 64]
 
@@ -57,7 +57,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.support: t
 from tests.support.postgres import fresh_database, throwaway_postgres
 
 KINDS = ("chat", "chat, streamed", "responses, stored", "responses, stored, streamed")
-PHASES = ("before the kill", "B down", "after B's restart")
+PHASES = ("started before the kill", "started while B was down", "started after B's restart")
 QUESTION = "Say something."
 
 
@@ -270,7 +270,9 @@ def report(
         rate = (total_ok + total_failed) / wall
         print(f"\nrequests that succeeded: p50 {p50:.1f} ms, p99 {p99:.1f} ms;")
         print(f"wall {wall:.1f} s ({rate:.0f} requests/s over both replicas)")
-    print("failed by phase: " + ", ".join(f"{p} {tally.by_phase[p]}" for p in PHASES))
+    print(
+        "failed, by when they were sent: " + ", ".join(f"{p} {tally.by_phase[p]}" for p in PHASES)
+    )
     for (kind, why), count in tally.reasons.most_common(10):
         print(f"  {count:>6}  {kind}: {why}")
     print(f"\nstored responses a client got the id of: {len(tally.stored)}")

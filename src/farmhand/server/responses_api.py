@@ -89,13 +89,14 @@ class _Turn:
             conversation.listed,
         )
 
-    def keep(self) -> None:
+    async def keep(self) -> None:
         """Store the response (once), if the request asked to: before the client has all
         of it, so a `previous_response_id` sent to any replica as soon as it does finds it."""
         if self.parsed.store and not self.kept:
             self.kept = True
             store = self.state.response_store()
-            store.put(self.builder.response(), self.input_items, self.parsed.model)
+            response = self.builder.response()
+            await store.put_without_blocking(response, self.input_items, self.parsed.model)
 
 
 async def create_response(request: Request) -> Response:
@@ -112,7 +113,7 @@ async def create_response(request: Request) -> Response:
                 turn.builder.render(event)
     except FarmhandError as exc:
         return error_response(exc)
-    turn.keep()
+    await turn.keep()
     return JSONResponse(turn.builder.response())
 
 
@@ -129,10 +130,10 @@ def _stream(turn: _Turn) -> EventStream:
                     opened = True
                 rendered = builder.render(event)
                 if builder.status != "in_progress":
-                    turn.keep()  # stored before the client can read the response's end
+                    await turn.keep()  # stored before the client can read the response's end
                 for item in rendered:
                     yield SSEEvent(item["type"], item)
-        turn.keep()
+        await turn.keep()
 
     def error_items(exc: BaseException) -> list[StreamItem]:
         error = api_error(exc)

@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import anyio
+
 from farmhand.service.database import open_database
 from farmhand.service.database_types import Database, Executor, Write, run_write
 from farmhand.service.tasks import DATABASE_NAME
@@ -117,6 +119,17 @@ class ResponseStore:
         )
         stored = StoredResponse(row[0], model, row[2], input_items, response)
         self._db.write([Write(_UPSERT, [row]), *_index_writes(stored)])
+
+    async def put_without_blocking(
+        self, response: dict[str, Any], input_items: list[dict[str, Any]], model: str
+    ) -> None:
+        """`put` from the event loop: on a shared store its round trip waits in a worker
+        thread, so the loop serves other requests meanwhile (SQLite's local write, a few
+        microseconds, stays on the loop: a thread would cost more than it saves)."""
+        if self._db.dialect == "sqlite":
+            self.put(response, input_items, model)
+        else:
+            await anyio.to_thread.run_sync(self.put, response, input_items, model)
 
     def _reindex(self, tx: Executor) -> None:
         tx.execute("DELETE FROM response_items")
