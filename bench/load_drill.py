@@ -276,8 +276,8 @@ def report(
     for (kind, why), count in tally.reasons.most_common(10):
         print(f"  {count:>6}  {kind}: {why}")
     print(f"\nstored responses a client got the id of: {len(tally.stored)}")
-    for name, (replica, (count, why)) in zip("ab", missing.items(), strict=True):
-        detail = f" ({', '.join(f'{k} {v}' for k, v in why.items())})" if count else ""
+    for name, (replica, (count, causes)) in zip("ab", missing.items(), strict=True):
+        detail = f" ({', '.join(f'{k} {v}' for k, v in causes.items())})" if count else ""
         print(f"  missing on replica {name} ({replica}): {count}{detail}")
     show_deployments(before, after)
 
