@@ -4,6 +4,7 @@ reaches the other through files; the model is the scripted OpenAI-compatible bac
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -105,6 +106,27 @@ def test_two_replicas_on_one_postgresql_behave_as_one_server(replicas: Replicas)
     task = httpx.get(f"{replicas.b}/api/tasks/{chat.json()['task_id']}", timeout=30)
     assert task.status_code == 200, task.text
     assert task.json()["task_status"] == "completed" and task.json()["model"] == "scripted"
+
+
+def test_a_streamed_response_is_on_the_other_replica_once_its_last_event_arrives(
+    replicas: Replicas,
+) -> None:
+    """A client holds a streamed response once `response.completed` arrives, and may go on
+    from it through the other replica at once: it is stored before that event is sent (not
+    after the stream), so B finds it while A's stream is still open."""
+    body = {"model": "scripted", "input": "remember the word kumquat", "stream": True}
+    with httpx.stream("POST", f"{replicas.a}/v1/responses", json=body, timeout=60) as streamed:
+        assert streamed.status_code == 200
+        completed = None
+        for line in streamed.iter_lines():
+            event = json.loads(line[len("data: ") :]) if line.startswith("data: ") else {}
+            if event.get("type") == "response.completed":
+                completed = event["response"]
+                break
+        assert completed is not None and completed["status"] == "completed"
+        found = httpx.get(f"{replicas.b}/v1/responses/{completed['id']}", timeout=30)
+    assert found.status_code == 200, found.text
+    assert found.json()["output"] == completed["output"]
 
 
 def test_a_project_written_on_one_replica_is_served_by_the_other(replicas: Replicas) -> None:

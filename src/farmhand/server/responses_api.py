@@ -66,6 +66,7 @@ class _Turn:
         self.builder = ResponseBuilder(parsed)
         self.runner = state.chat_runner()
         self.resumed = _answer(state, self.conversation)
+        self.kept = False
 
     def events(self) -> AsyncGenerator[ChatEvent, None]:
         if self.resumed is None and not may_ask(self.state, self.request, self.parsed.tools.mcp):
@@ -88,10 +89,14 @@ class _Turn:
             conversation.listed,
         )
 
-    def keep(self) -> None:
-        if self.parsed.store:
+    async def keep(self) -> None:
+        """Store the response (once), if the request asked to: before the client has all
+        of it, so a `previous_response_id` sent to any replica as soon as it does finds it."""
+        if self.parsed.store and not self.kept:
+            self.kept = True
             store = self.state.response_store()
-            store.put(self.builder.response(), self.input_items, self.parsed.model)
+            response = self.builder.response()
+            await store.put_without_blocking(response, self.input_items, self.parsed.model)
 
 
 async def create_response(request: Request) -> Response:
@@ -108,7 +113,7 @@ async def create_response(request: Request) -> Response:
                 turn.builder.render(event)
     except FarmhandError as exc:
         return error_response(exc)
-    turn.keep()
+    await turn.keep()
     return JSONResponse(turn.builder.response())
 
 
@@ -123,9 +128,12 @@ def _stream(turn: _Turn) -> EventStream:
                     for opening in builder.opening():
                         yield SSEEvent(opening["type"], opening)
                     opened = True
-                for item in builder.render(event):
+                rendered = builder.render(event)
+                if builder.status != "in_progress":
+                    await turn.keep()  # stored before the client can read the response's end
+                for item in rendered:
                     yield SSEEvent(item["type"], item)
-        turn.keep()
+        await turn.keep()
 
     def error_items(exc: BaseException) -> list[StreamItem]:
         error = api_error(exc)

@@ -62,8 +62,8 @@ class _SqliteExecutor:
         cursor = self.db.execute(sql, params)
         return Result(cursor.fetchall() if cursor.description else [], cursor.rowcount)
 
-    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
-        self.db.executemany(sql, rows)
+    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> int:
+        return self.db.executemany(sql, rows).rowcount
 
 
 class SqliteDatabase(Database):

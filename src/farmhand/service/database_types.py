@@ -1,6 +1,7 @@
 """What every store database is, whichever engine holds it: the `Database` the stores
-call, a statement's `Result`, and where PostgreSQL's migrations are (their own module:
-`database` opens SQLite or PostgreSQL, and `postgres` builds on these)."""
+call, a statement's `Result`, a `Write` of several sent together, and where PostgreSQL's
+migrations are (their own module: `database` opens SQLite or PostgreSQL, and `postgres`
+builds on these)."""
 
 from __future__ import annotations
 
@@ -23,10 +24,21 @@ class Result:
         return self.rows[0] if self.rows else None
 
 
+@dataclass(frozen=True)
+class Write:
+    """One statement of `Database.write`, run once for each row of parameters in `rows`
+    (none: not run)."""
+
+    sql: str
+    rows: Sequence[Sequence[Any]]
+
+
 class Executor(Protocol):
     def execute(self, sql: str, params: Sequence[Any] = ()) -> Result: ...
 
-    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None: ...
+    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> int:
+        """`sql` once per row of `rows`; how many rows they changed in all."""
+        ...
 
 
 class Database:
@@ -41,6 +53,12 @@ class Database:
         with self.transaction() as tx:
             return tx.execute(sql, params)
 
+    def write(self, writes: Sequence[Write]) -> list[int]:
+        """Run `writes` in order as one transaction whose rows nobody reads back; how many
+        rows each changed. PostgreSQL sends them all at once (one round trip)."""
+        with self.transaction() as tx:
+            return [run_write(tx, write) for write in writes]
+
     def replica_alive(self, replica: int) -> bool:
         """Whether the replica `replica` still runs (a store no other process shares: yes)."""
         return True
@@ -52,3 +70,10 @@ class Database:
 
     def close(self) -> None:
         raise NotImplementedError
+
+
+def run_write(tx: Executor, write: Write) -> int:
+    """`write` in the transaction `tx`; the rows it changed."""
+    if len(write.rows) == 1:
+        return tx.execute(write.sql, write.rows[0]).rowcount
+    return tx.executemany(write.sql, write.rows) if write.rows else 0

@@ -14,6 +14,7 @@ farmhand has nowhere else.
 
 from __future__ import annotations
 
+import functools
 import secrets
 import threading
 from collections.abc import Iterator, Sequence
@@ -26,7 +27,14 @@ from yoyo import get_backend, read_migrations
 
 from farmhand.config.env import mask_secrets
 from farmhand.errors import ConfigError
-from farmhand.service.database_types import MIGRATIONS, Database, Dialect, Executor, Result
+from farmhand.service.database_types import (
+    MIGRATIONS,
+    Database,
+    Dialect,
+    Executor,
+    Result,
+    Write,
+)
 
 POOL_SIZE = 8
 CONNECT_TIMEOUT = 10.0
@@ -36,6 +44,7 @@ _shared: dict[str, PostgresDatabase] = {}
 _shared_lock = threading.Lock()
 
 
+@functools.lru_cache(maxsize=256)  # the stores' statements are a few fixed texts
 def placeholders(sql: str) -> str:
     """The stores' `?` placeholders as psycopg's `%s` (their statements hold no `%`)."""
     return sql.replace("%", "%%").replace("?", "%s")
@@ -67,9 +76,10 @@ class _PgExecutor:
         rows = cursor.fetchall() if cursor.description else []
         return Result(rows, cursor.rowcount)
 
-    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> int:
         with self.conn.cursor() as cursor:
             cursor.executemany(placeholders(sql), rows)
+            return cursor.rowcount
 
 
 class PostgresDatabase(Database):
@@ -105,6 +115,20 @@ class PostgresDatabase(Database):
     def transaction(self) -> Iterator[Executor]:
         with self.pool.connection() as conn, conn.transaction():
             yield _PgExecutor(conn)
+
+    def write(self, writes: Sequence[Write]) -> list[int]:
+        """Every statement sent before any answer is awaited (psycopg's pipeline mode): one
+        round trip, where a transaction of its own costs one per statement and two more for
+        BEGIN and COMMIT. The statements up to the pipeline's one Sync are one implicit
+        transaction: PostgreSQL commits them together at the Sync, or rolls back all of them
+        when one fails (psycopg raises that failure as the pipeline ends)."""
+        with self.pool.connection() as conn, conn.pipeline():
+            cursors = [conn.cursor() for _ in writes]
+            for cursor, write in zip(cursors, writes, strict=True):
+                if write.rows:
+                    cursor.executemany(placeholders(write.sql), write.rows)
+        pairs = zip(cursors, writes, strict=True)
+        return [cursor.rowcount if write.rows else 0 for cursor, write in pairs]
 
     def replica_alive(self, replica: int) -> bool:
         """Whether `replica` still holds its lock (this process holds its own, on another

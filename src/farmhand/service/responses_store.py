@@ -22,13 +22,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import anyio
+
 from farmhand.service.database import open_database
-from farmhand.service.database_types import Database, Executor
+from farmhand.service.database_types import Database, Executor, Write, run_write
 from farmhand.service.tasks import DATABASE_NAME
 
 KEPT_SECONDS = 30 * 24 * 3600
 _LOOKUP_BATCH = 500  # ids per `IN (...)`: far below SQLite's limit on variables
 
+_UPSERT = (
+    "INSERT INTO responses (id, model, created_at, input_items, response)"
+    " VALUES (?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET model=excluded.model,"
+    " created_at=excluded.created_at, input_items=excluded.input_items,"
+    " response=excluded.response"
+)
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
     id TEXT PRIMARY KEY,
@@ -110,38 +118,27 @@ class ResponseStore:
             json.dumps(response, ensure_ascii=False),
         )
         stored = StoredResponse(row[0], model, row[2], input_items, response)
-        with self._db.transaction() as tx:
-            tx.execute(
-                "INSERT INTO responses (id, model, created_at, input_items, response)"
-                " VALUES (?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET model=excluded.model,"
-                " created_at=excluded.created_at, input_items=excluded.input_items,"
-                " response=excluded.response",
-                row,
-            )
-            self._index(tx, stored)
+        self._db.write([Write(_UPSERT, [row]), *_index_writes(stored)])
 
-    def _index(self, tx: Executor, stored: StoredResponse) -> None:
-        """Index the items of `stored` by id, each with the length of its JSON."""
-        sizes: dict[str, int] = {}
-        for item in stored.conversation:  # the first item of an id, as `item` finds it
-            item_id = item.get("id")
-            if isinstance(item_id, str) and item_id not in sizes:
-                sizes[item_id] = len(json.dumps(item, ensure_ascii=False))
-        rows = [(item_id, stored.id, chars) for item_id, chars in sizes.items()]
-        # deleted first, so each row is newer (a higher rowid) than any older copy's
-        tx.execute("DELETE FROM response_items WHERE response_id=?", (stored.id,))
-        tx.executemany(
-            "INSERT INTO response_items (item_id, response_id, chars) VALUES (?, ?, ?)", rows
-        )
+    async def put_without_blocking(
+        self, response: dict[str, Any], input_items: list[dict[str, Any]], model: str
+    ) -> None:
+        """`put` from the event loop: on a shared store its round trip waits in a worker
+        thread, so the loop serves other requests meanwhile (SQLite's local write, a few
+        microseconds, stays on the loop: a thread would cost more than it saves)."""
+        if self._db.dialect == "sqlite":
+            self.put(response, input_items, model)
+        else:
+            await anyio.to_thread.run_sync(self.put, response, input_items, model)
 
     def _reindex(self, tx: Executor) -> None:
         tx.execute("DELETE FROM response_items")
         for row in tx.execute(
             "SELECT id, model, created_at, input_items, response FROM responses"
         ).rows:
-            self._index(
-                tx, StoredResponse(row[0], row[1], row[2], json.loads(row[3]), json.loads(row[4]))
-            )
+            stored = StoredResponse(row[0], row[1], row[2], json.loads(row[3]), json.loads(row[4]))
+            for write in _index_writes(stored):
+                run_write(tx, write)
 
     def get(self, response_id: str) -> StoredResponse | None:
         row = self._db.execute(
@@ -236,13 +233,30 @@ class ResponseStore:
 
     def delete(self, response_id: str) -> bool:
         """Forget a response; False when there was none of that id."""
-        with self._db.transaction() as tx:
-            cursor = tx.execute("DELETE FROM responses WHERE id=?", (response_id,))
-            tx.execute("DELETE FROM response_items WHERE response_id=?", (response_id,))
-        return cursor.rowcount > 0
+        deleted, _ = self._db.write(
+            [
+                Write("DELETE FROM responses WHERE id=?", [(response_id,)]),
+                Write("DELETE FROM response_items WHERE response_id=?", [(response_id,)]),
+            ]
+        )
+        return deleted > 0
 
     def close(self) -> None:
         self._db.close()
+
+
+def _index_writes(stored: StoredResponse) -> list[Write]:
+    """What indexes the items of `stored` by id, each with the length of its JSON."""
+    sizes: dict[str, int] = {}
+    for item in stored.conversation:  # the first item of an id, as `item` finds it
+        item_id = item.get("id")
+        if isinstance(item_id, str) and item_id not in sizes:
+            sizes[item_id] = len(json.dumps(item, ensure_ascii=False))
+    rows = [(item_id, stored.id, chars) for item_id, chars in sizes.items()]
+    return [  # deleted first, so each row is newer (a higher rowid) than any older copy's
+        Write("DELETE FROM response_items WHERE response_id=?", [(stored.id,)]),
+        Write("INSERT INTO response_items (item_id, response_id, chars) VALUES (?, ?, ?)", rows),
+    ]
 
 
 def _user_text(item: dict[str, Any]) -> str:
