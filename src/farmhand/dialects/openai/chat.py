@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
@@ -201,13 +202,13 @@ class ChatCompletionBody(BaseModel):
     model_config = ConfigDict(extra="ignore", frozen=True, arbitrary_types_allowed=True)
 
     model: Annotated[str, PlainValidator(_model)] = Field(None, validate_default=True)
-    tools: Annotated[list[ToolDefinition], PlainValidator(_tools)] = []
+    tools: Annotated[Sequence[ToolDefinition], PlainValidator(_tools)] = ()
     temperature: Annotated[float | None, Number(minimum=0, maximum=2)] = None
     max_completion_tokens: Annotated[int | None, Integer(minimum=1)] = None
     max_tokens: Annotated[int | None, Integer(minimum=1)] = None
     seed: Annotated[int | None, Integer()] = None
     stop: Annotated[tuple[str, ...], PlainValidator(_stop)] = ()
-    tool_choice: Annotated[ToolChoice, PlainValidator(_tool_choice)] = AUTO
+    tool_choice: Annotated[ToolChoice | None, PlainValidator(_tool_choice)] = None
     parallel_tool_calls: Annotated[bool | None, Flag] = None
     stream: Annotated[bool | None, Flag] = None
     top_p: Annotated[float | None, Number(minimum=0, maximum=1)] = None
@@ -220,13 +221,13 @@ class ChatCompletionBody(BaseModel):
     tools_path: Annotated[Path | None, PlainValidator(_tools_path)] = None
     tool_timeout: Annotated[float | None, Number(minimum=1, maximum=LARGEST_TIMEOUT_MS)] = None
     """Milliseconds, as in Ollama's MCP API."""
-    stream_options: Annotated[dict[str, Any], PlainValidator(_stream_options)] = {}
+    stream_options: Annotated[dict[str, Any] | None, PlainValidator(_stream_options)] = None
     messages: Annotated[list[Message], PlainValidator(chat_messages)] = Field(
         None, validate_default=True
     )
     mcp_servers: Annotated[
-        list[McpServerConfig | str], PlainValidator(lambda v: parse_mcp_servers(v))
-    ] = []
+        Sequence[McpServerConfig | str], PlainValidator(lambda v: parse_mcp_servers(v))
+    ] = ()
     max_tool_rounds: Annotated[int | None, Integer(minimum=1)] = None
     jit_tools: Annotated[bool | None, Flag] = None
     jit_max_tools: Annotated[int | None, Integer(minimum=1)] = None
@@ -240,7 +241,7 @@ class ChatCompletionBody(BaseModel):
             max_tokens=self.max_completion_tokens or self.max_tokens,
             seed=self.seed,
             stop=self.stop,
-            tool_choice=self.tool_choice,
+            tool_choice=self.tool_choice or AUTO,
             parallel_tool_calls=self.parallel_tool_calls is not False,
             stream=self.stream is True,
             top_p=self.top_p,
@@ -265,6 +266,6 @@ class ChatCompletionBody(BaseModel):
             chat=chat,
             model=self.model,
             stream=bool(self.stream),
-            include_usage=bool(self.stream_options.get("include_usage", False)),
+            include_usage=bool((self.stream_options or {}).get("include_usage", False)),
             include_tool_results=bool(self.include_tool_results),
         )
