@@ -1,11 +1,19 @@
 """Reading one field of a request body, for every dialect: the value, None when it is left
-out, or a RequestError that names the field and says what it must be."""
+out, or a RequestError that names the field and says what it must be.
+
+Two ways in, one check each: `flag(body, key, ...)`, `integer(...)`, `number(...)` read a
+field of a body held as a dict; `Flag`, `Integer(...)`, `Number(...)` are the same checks
+as validators of a pydantic model of the body (`Annotated[int | None, Integer(minimum=1)]`),
+named after the model's field. A RequestError is no ValueError, so pydantic lets it through
+as it is: the client gets the very message and `param` either way.
+"""
 
 from __future__ import annotations
 
 from typing import Any, overload
 
 import jsonschema
+from pydantic import PlainValidator, ValidationInfo
 
 from farmhand.errors import RequestError
 
@@ -21,16 +29,29 @@ def flag(body: dict[str, Any], key: str, default: bool) -> bool: ...
 @overload
 def flag(body: dict[str, Any], key: str, default: None) -> bool | None: ...
 def flag(body: dict[str, Any], key: str, default: bool | None) -> bool | None:
-    value = body.get(key)
+    value = flag_value(body.get(key), key)
+    return default if value is None else value
+
+
+def integer(body: dict[str, Any], key: str, *, minimum: int | None = None) -> int | None:
+    return integer_value(body.get(key), key, minimum=minimum)
+
+
+def number(
+    body: dict[str, Any], key: str, *, minimum: float, maximum: float | None = None
+) -> float | None:
+    return number_value(body.get(key), key, minimum=minimum, maximum=maximum)
+
+
+def flag_value(value: object, key: str) -> bool | None:
     if value is None:
-        return default
+        return None
     if not isinstance(value, bool):
         raise RequestError(f"{key} must be true or false", param=key)
     return value
 
 
-def integer(body: dict[str, Any], key: str, *, minimum: int | None = None) -> int | None:
-    value = body.get(key)
+def integer_value(value: object, key: str, *, minimum: int | None = None) -> int | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int):
@@ -42,10 +63,9 @@ def integer(body: dict[str, Any], key: str, *, minimum: int | None = None) -> in
     return value
 
 
-def number(
-    body: dict[str, Any], key: str, *, minimum: float, maximum: float | None = None
+def number_value(
+    value: object, key: str, *, minimum: float, maximum: float | None = None
 ) -> float | None:
-    value = body.get(key)
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float):
@@ -56,6 +76,29 @@ def number(
         bound = f"between {minimum:g} and {maximum:g}" if maximum is not None else f">= {minimum:g}"
         raise RequestError(f"{key} must be {bound}", param=key)
     return float(value)
+
+
+def field_name(info: ValidationInfo) -> str:
+    """The body's key a pydantic validator checks (its model field's name)."""
+    return info.field_name or "body"
+
+
+Flag = PlainValidator(lambda value, info: flag_value(value, field_name(info)))
+"""A pydantic field that is true, false or left out (None)."""
+
+
+def Integer(*, minimum: int | None = None) -> PlainValidator:
+    """A pydantic field that is a whole number (at least `minimum`) or left out (None)."""
+    return PlainValidator(
+        lambda value, info: integer_value(value, field_name(info), minimum=minimum)
+    )
+
+
+def Number(*, minimum: float, maximum: float | None = None) -> PlainValidator:
+    """A pydantic field that is a number within the bounds, or left out (None)."""
+    return PlainValidator(
+        lambda value, info: number_value(value, field_name(info), minimum=minimum, maximum=maximum)
+    )
 
 
 def json_schema(value: dict[str, Any], param: str) -> dict[str, Any]:

@@ -8,8 +8,9 @@ import time
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from farmhand.errors import ToolError
+from farmhand.errors import ToolError, UnknownToolError
 from farmhand.messages import Message, ToolCall, ToolResult
+from farmhand.tools.choice import ToolChoice
 from farmhand.tools.definition import SEPARATOR, ToolDefinition, resolve_tool_name
 from farmhand.tools.schema import normalize_schema, validate_arguments
 from farmhand.toolsets.base import ConversationAware, Toolset
@@ -83,6 +84,25 @@ class ToolRouter:
     def resolve(self, name: str) -> str | None:
         """The exposed name a call means (see `resolve_tool_name`)."""
         return resolve_tool_name(name, [*self._owner, *self._client_tools])
+
+    async def resolve_choice(self, choice: ToolChoice, *, jit: bool = False) -> ToolChoice:
+        """`choice` with a named tool under its exposed name (`server:tool`), as a call's
+        name is resolved. UnknownToolError when it names no tool offered, or requires a call
+        when there are no tools. With JIT discovery tools appear later, so a name is kept
+        as given."""
+        names = [t.name for t in await self.list_tools()]
+        if choice.mode == "required" and not names and not jit:
+            raise UnknownToolError("tool_choice required, but no tools are offered")
+        if choice.name is None or jit:
+            return choice
+        resolved = resolve_tool_name(choice.name, names)
+        if resolved is None:
+            listing = ", ".join(names) or "none"
+            raise UnknownToolError(
+                f"tool_choice names {choice.name!r}, which is not one of the tools offered:"
+                f" {listing}"
+            )
+        return ToolChoice.tool(resolved)
 
     def runs(self, name: str) -> bool:
         """Whether `name` (as `check` resolved it) is a tool of one of the toolsets."""

@@ -1,10 +1,12 @@
-"""What one chat gets from the config, the same on every face: its prompts, tool settings
-and round limit (`chat_setup`), and its tools (`open_router`: the servers as the service
-pool's sessions, under farmhand's wrappers). The chat itself runs in the service
-(`service.chat.run_chat`), which provides the model."""
+"""What one chat gets from the config, the same on every face: its servers, prompts, tool
+settings and round limit, read in one place (`chat_setup`), and its tools for as long as it
+runs (`open_tools`: the servers as the service pool's sessions under farmhand's wrappers,
+`open_router`, and the tool_choice resolved by the router). The chat itself runs in the
+service (`service.chat.run_chat`), which provides the model and admits the servers."""
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -13,13 +15,13 @@ from pathlib import Path
 
 from farmhand.config.limits import SavedResultsConfig
 from farmhand.config.models import FarmhandConfig, McpServerConfig, ModelConfig
-from farmhand.errors import UnknownToolError
+from farmhand.errors import RequestError, UnknownToolError
 from farmhand.messages import Message
+from farmhand.providers.base import GenerationSettings
 from farmhand.rag.embedding import ContextFor, home_library
 from farmhand.rag.toolset import RagToolset
 from farmhand.runtime.executor import ToolRouter
-from farmhand.tools.choice import ToolChoice
-from farmhand.tools.definition import ToolDefinition, resolve_tool_name
+from farmhand.tools.definition import ToolDefinition
 from farmhand.toolsets.base import Toolset
 from farmhand.toolsets.mcp.approval import gated
 from farmhand.toolsets.mcp.discovery import DiscoveryToolset, ServerSource
@@ -48,6 +50,18 @@ class ToolSettings:
     jit_tools: bool = False
     jit_max_tools: int = 5
     jit_connect_eager: bool = False
+
+
+@dataclass(frozen=True)
+class ToolRequest:
+    """What a caller asks of a chat's tools and rounds in the config's place (a request's
+    fields, `farmhand run --jit`); None leaves the config's."""
+
+    jit: bool | None = None
+    tool_timeout: float | None = None
+    jit_max_tools: int | None = None
+    jit_connect_eager: bool | None = None
+    max_tool_rounds: int | None = None
 
 
 @dataclass
@@ -156,57 +170,33 @@ async def open_router(
     return router
 
 
-def resolve_tool_choice(
-    choice: ToolChoice, offered: Sequence[ToolDefinition], *, jit: bool = False
-) -> ToolChoice:
-    """`choice` with a named tool under its full `server:tool` name. UnknownToolError when
-    it names no tool offered, or requires a call when there are no tools. With JIT
-    discovery tools appear later, so a name is kept as given."""
-    names = [t.name for t in offered]
-    listing = ", ".join(names) or "none"
-    if choice.mode == "required" and not names and not jit:
-        raise UnknownToolError("tool_choice required, but no tools are offered")
-    if choice.name is None or jit:
-        return choice
-    resolved = resolve_tool_name(choice.name, names)
-    if resolved is None:
-        raise UnknownToolError(
-            f"tool_choice names {choice.name!r}, which is not one of the tools offered: {listing}"
-        )
-    return ToolChoice.tool(resolved)
-
-
-def tool_settings(
-    config: FarmhandConfig,
-    *,
-    jit: bool | None = None,
-    tool_timeout: float | None = None,
-    jit_max_tools: int | None = None,
-    jit_connect_eager: bool | None = None,
-) -> ToolSettings:
-    """The config's `runtime:` tool settings, with what the caller sets (a request's fields,
-    `farmhand run --jit`) in their place."""
-    runtime = config.runtime
+def tool_settings(config: FarmhandConfig, asked: ToolRequest | None = None) -> ToolSettings:
+    """The config's `runtime:` tool settings, with what the caller asks (`asked`: a
+    request's fields, `farmhand run --jit`) in their place."""
+    runtime, asked = config.runtime, asked or ToolRequest()
     return ToolSettings(
-        tool_timeout=tool_timeout or runtime.tool_timeout,
+        tool_timeout=asked.tool_timeout or runtime.tool_timeout,
         max_tool_result_chars=runtime.max_tool_result_chars,
         saved_results=runtime.saved_results,
-        jit_tools=runtime.jit_tools if jit is None else jit,
-        jit_max_tools=jit_max_tools or runtime.jit_max_tools,
+        jit_tools=runtime.jit_tools if asked.jit is None else asked.jit,
+        jit_max_tools=asked.jit_max_tools or runtime.jit_max_tools,
         jit_connect_eager=runtime.jit_connect_eager
-        if jit_connect_eager is None
-        else jit_connect_eager,
+        if asked.jit_connect_eager is None
+        else asked.jit_connect_eager,
     )
 
 
 @dataclass(frozen=True)
 class ChatSetup:
     """What the config says one chat of `model` gets, the same for every face (the HTTP
-    dialects, the MCP and A2A faces, the CLI, the Python API): its prompts (`prompts:`), its
-    tool settings and round limit (`runtime:`), its own tools (inline `tools:`, then the
-    caller's) and farmhand's (`rag_query` over its `rag:`). Built by `chat_setup`."""
+    dialects, the MCP and A2A faces, the CLI, the Python API): its MCP servers (the model's
+    `mcp_servers`, before the request policy sorts them), its prompts (`prompts:`), its tool
+    settings and round limit (`runtime:`, with the caller's in their place), its own tools
+    (inline `tools:`, then the caller's) and farmhand's (`rag_query` over its `rag:`). Built
+    by `chat_setup`."""
 
     model: ModelConfig
+    servers: list[McpServerConfig]
     system_prompt: str | None
     tools: ToolSettings
     max_tool_rounds: int
@@ -232,23 +222,46 @@ def chat_setup(
     config: FarmhandConfig,
     model: ModelConfig,
     *,
-    tools: ToolSettings,
-    max_tool_rounds: int | None = None,
+    asked: ToolRequest,
     client_tools: Sequence[ToolDefinition] = (),
     home: Path | None = None,
     context_for: ContextFor | None = None,
 ) -> ChatSetup:
-    """The one builder of a chat's setup from the config (see ChatSetup); `tools`: the
-    config's tool settings with the caller's in their place (`tool_settings`);
-    `max_tool_rounds` replaces the config's. Farmhand's own tool for the model is
-    `rag_query` over the collections its `rag:` lists (none: no tool), its library under
-    `home`, questions embedded by each collection's own model (`context_for`: the
-    service's contexts)."""
+    """The one builder of a chat's setup from the config (see ChatSetup), read in one place;
+    `asked`: what the caller asks of its tools and rounds in the config's place.
+    Farmhand's own tool for the model is `rag_query` over the collections its `rag:` lists
+    (none: no tool), its library under `home`, questions embedded by each collection's own
+    model (`context_for`: the service's contexts)."""
     return ChatSetup(
         model=model,
+        servers=config.servers_for(model),
         system_prompt=config.system_prompt(model),
-        tools=tools,
-        max_tool_rounds=max_tool_rounds or config.runtime.max_tool_rounds,
+        tools=tool_settings(config, asked),
+        max_tool_rounds=asked.max_tool_rounds or config.runtime.max_tool_rounds,
         client_tools=[*model.tool_definitions(), *client_tools],
         builtin=[RagToolset(home_library(home, context_for), model.rag)] if model.rag else [],
     )
+
+
+@asynccontextmanager
+async def open_tools(
+    opener: ServerToolsets,
+    servers: Sequence[McpServerConfig],
+    setup: ChatSetup,
+    settings: GenerationSettings,
+    toolsets: Sequence[Toolset] = (),
+) -> AsyncIterator[tuple[ToolRouter, GenerationSettings]]:
+    """A chat's tools for as long as the block lasts (`open_router`: the model's own and
+    the caller's `toolsets`, the `servers` opened by `opener`, the client's tools), and
+    `settings` with its tool_choice resolved against them: RequestError (a 400: the client
+    named it) for a tool that is none of them."""
+    async with AsyncExitStack() as stack:
+        builtin = [*setup.builtin, *toolsets]
+        router = await open_router(stack, opener, servers, setup.client_tools, builtin)
+        try:
+            choice = await router.resolve_choice(settings.tool_choice, jit=setup.tools.jit_tools)
+        except UnknownToolError as exc:
+            raise RequestError(str(exc), param="tool_choice") from None
+        if choice != settings.tool_choice:  # a replace() costs microseconds per request
+            settings = dataclasses.replace(settings, tool_choice=choice)
+        yield router, settings

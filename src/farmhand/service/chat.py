@@ -1,30 +1,25 @@
 """One chat, whatever face or dialect asked for it: the model, the tools, the loop.
 
 The dialects (`farmhand.dialects`) translate a request into a ChatRequest and the loop's
-events back into their own response shape; everything in between is here: the request
-policy for the servers a request brings, the pooled tool sessions, the tool_choice check.
+events back into their own response shape; everything in between is here, in one line:
+the chat's plan, read from the config and the state in one place (`plan_chat`: the model,
+its setup from the config, its servers through the request policy), the provider, its
+tools opened for the chat (`runtime.session.open_tools`), the loop.
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
-from contextlib import AsyncExitStack, aclosing, asynccontextmanager
+from collections.abc import AsyncGenerator, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, aclosing
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import anyio
 
 from farmhand.config.models import McpServerConfig, ModelConfig
-from farmhand.errors import (
-    DeploymentsDownError,
-    LoopError,
-    ProviderError,
-    RequestError,
-    UnknownToolError,
-)
+from farmhand.errors import DeploymentsDownError, LoopError, ProviderError
 from farmhand.messages import Message
 from farmhand.providers.base import GenerationSettings
 from farmhand.runtime.events import LoopEvent, LoopFinished, ReasoningChunk
@@ -33,19 +28,17 @@ from farmhand.runtime.loop import run_loop
 from farmhand.runtime.session import (
     ChatSetup,
     ServerToolsets,
+    ToolRequest,
     ToolSettings,
     chat_setup,
-    open_router,
-    resolve_tool_choice,
-    tool_settings,
+    open_tools,
 )
 from farmhand.service.state import ServiceState
 from farmhand.tools.definition import ToolDefinition
 from farmhand.toolsets.base import Toolset
 from farmhand.toolsets.mcp.elicitation import Asker as Asker  # the faces' name for it
 from farmhand.toolsets.mcp.elicitation import Refusal
-from farmhand.toolsets.mcp.known_servers import filesystem_server
-from farmhand.toolsets.mcp.policy import ServerRequest
+from farmhand.toolsets.mcp.policy import ChatServers, ServerRequest
 
 log = logging.getLogger(__name__)
 
@@ -93,69 +86,27 @@ CANNOT_ASK = Refusal(
 )
 
 
-@dataclass(frozen=True)
-class ChatServers:
-    """The MCP servers of one chat, admitted: the operator's (the model's, or named by the
-    request and trusted when named), those held to the rules of a request's own servers
-    (brought by the request or a client's project, or the operator's named by the request),
-    and the request's folder server."""
-
-    trusted: list[McpServerConfig]
-    outside: list[McpServerConfig]
-    folder: list[McpServerConfig]
-
-    @property
-    def all(self) -> list[McpServerConfig]:
-        return [*self.trusted, *self.outside, *self.folder]
-
-    def with_own(
-        self, servers: Sequence[McpServerConfig], folders: Sequence[McpServerConfig]
-    ) -> ChatServers:
-        """These servers, and those a local face adds for its user (`ChatRequest.own_servers`)."""
-        if not servers and not folders:
-            return self
-        return ChatServers([*self.trusted, *servers], self.outside, [*self.folder, *folders])
-
-
 def admit_servers(
     state: ServiceState,
     configured: Sequence[McpServerConfig],
     requested: Sequence[ServerRequest] = (),
     tools_path: Path | None = None,
+    *,
+    own: Sequence[McpServerConfig] = (),
+    own_folders: Sequence[McpServerConfig] = (),
 ) -> ChatServers:
-    """Every server a chat or a tool search will use, through the one request policy:
-    nothing is started, read or reached before this returns. PolicyError (403) for what the
-    operator did not allow, ConfigError (400) for what is malformed."""
-    taken = {s.name for s in configured}
-    clash = sorted(s.name for s in requested if not isinstance(s, str) and s.name in taken)
-    if clash:
-        raise RequestError(
-            f"mcp_servers: {', '.join(clash)} is already a server of this model; rename it",
-            param="mcp_servers",
-        )
-    requested = [s for s in requested if not (isinstance(s, str) and s in taken)]
-    policy = state.policy
-    folder_path = policy.admit_dir(tools_path) if tools_path is not None else None
-    # The definitions file is read only when a request names a server.
-    known = state.known_servers() if any(isinstance(s, str) for s in requested) else {}
-    named, brought = policy.admit_servers(requested, known, folder=folder_path)
-    if state.outside_config:  # a project written through the API: its servers are a client's
-        brought = [*(policy.admit(s) for s in configured), *brought]
-        configured = []
-    names = [s.name for s in [*configured, *named, *brought]]
-    folder = [filesystem_server(folder_path, _folder_name(names))] if folder_path else []
-    # An operator's server that the request (not the model's config) chose runs under the
-    # rules of a request's own servers, unless the operator trusts it when named.
-    trusted = [s for s in named if s.trust_when_named]
-    limited = [s for s in named if not s.trust_when_named]
-    return ChatServers([*configured, *trusted], [*limited, *brought], folder)
-
-
-def _folder_name(taken: Sequence[str]) -> str:
-    name = "filesystem"
-    while name in taken:
-        name = "_" + name
-    return name
+    """Every server a chat or a tool search will use, through the one request policy
+    (`RequestPolicy.admit_chat`, with this service's rules and servers): nothing is started,
+    read or reached before this returns."""
+    return state.policy.admit_chat(
+        configured,
+        requested,
+        known=state.known_servers,  # the definitions file, read only when a request names one
+        tools_path=tools_path,
+        configured_outside=state.outside_config,  # a project written through the API
+        own=own,
+        own_folders=own_folders,
+    )
 
 
 def server_toolsets(
@@ -180,54 +131,63 @@ def server_toolsets(
 
 @dataclass(frozen=True)
 class ChatPlan:
-    """One chat, decided and admitted before anything starts: its model, its servers, and
-    what the config gives it (`chat_setup`, the builder every face shares)."""
+    """One chat, decided and admitted before anything starts: its model, what the config
+    gives it (`chat_setup`, the builder every face shares), its servers as the request
+    policy admitted them, and how they open (`server_toolsets`)."""
 
     model: ModelConfig
-    servers: ChatServers
     setup: ChatSetup
+    servers: ChatServers
+    opener: ServerToolsets
 
 
 def plan_chat(state: ServiceState, request: ChatRequest) -> ChatPlan:
-    """The plan for `request`; FarmhandError for an unknown model or a refused server."""
+    """The plan for `request`, read from the config and the state in one place: the model,
+    its setup from the config with the request's own values in their place, and its
+    servers through the request policy. FarmhandError for an unknown model or a refused
+    server."""
     model = state.model_config(request.model)
-    servers = admit_servers(
-        state, state.config.servers_for(model), request.mcp_servers, request.tools_path
-    ).with_own(request.own_servers, request.folder_servers)
     setup = chat_setup(
         state.config,
         model,
-        tools=tool_settings(
-            state.config,
+        asked=ToolRequest(
             jit=request.jit_tools,
             tool_timeout=request.tool_timeout,
             jit_max_tools=request.jit_max_tools,
             jit_connect_eager=request.jit_connect_eager,
+            max_tool_rounds=request.max_tool_rounds,
         ),
-        max_tool_rounds=request.max_tool_rounds,
         client_tools=request.client_tools,
         home=state.home,
         context_for=state.files.embedder,
     )
-    return ChatPlan(model, servers, setup)
+    servers = admit_servers(
+        state,
+        setup.servers,
+        request.mcp_servers,
+        request.tools_path,
+        own=request.own_servers,
+        own_folders=request.folder_servers,
+    )
+    opener = server_toolsets(state, servers, setup.tools, request.allowed_tools, request.asker)
+    return ChatPlan(model, setup, servers, opener)
 
 
 async def run_chat(state: ServiceState, request: ChatRequest) -> AsyncGenerator[LoopEvent, None]:
     """The loop's events for one request; the last is LoopFinished. Raises FarmhandError
     subclasses for what the caller got wrong (unknown model, refused server, ...)."""
     plan = plan_chat(state, request)
-    model, servers, setup = plan.model, plan.servers, plan.setup
-    provider = await state.provider(model)
+    provider = await state.provider(plan.model)
     try:
-        async with _tools(state, request, setup, servers) as (router, settings):
+        async with _open_tools(plan, request) as (router, settings):
             loop = run_loop(
                 provider,
-                setup.opening(request.messages),
+                plan.setup.opening(request.messages),
                 router,
                 settings,
-                max_tool_rounds=setup.max_tool_rounds,
+                max_tool_rounds=plan.setup.max_tool_rounds,
                 answer_when_spent=request.answer_when_spent,
-                watch=state.observer.chat(model.name, model.provider),
+                watch=state.observer.chat(plan.model.name, plan.model.provider),
             )
             async with aclosing(loop) as events:
                 async for event in events:
@@ -237,7 +197,7 @@ async def run_chat(state: ServiceState, request: ChatRequest) -> AsyncGenerator[
             raise
         # A backend a client's project chose: what it wrote (a page of an internal host, a
         # redirect's target) stays in the operator's log; the client gets a fixed reason.
-        log.warning("model %r of a project written through the API: %s", model.name, exc)
+        log.warning("model %r of a project written through the API: %s", plan.model.name, exc)
         if isinstance(exc, DeploymentsDownError):  # a 503 with Retry-After, as for any model
             raise DeploymentsDownError(exc.brief, retry_after=exc.retry_after) from None
         raise ProviderError(exc.brief, brief=exc.brief) from None
@@ -245,9 +205,17 @@ async def run_chat(state: ServiceState, request: ChatRequest) -> AsyncGenerator[
 
 async def chat_tools(state: ServiceState, request: ChatRequest) -> list[ToolDefinition]:
     """The tools a chat of `request` is offered now, asked afresh (`farmhand run`'s /tools)."""
-    plan = plan_chat(state, request)
-    async with _tools(state, request, plan.setup, plan.servers) as (router, _):
+    async with _open_tools(plan_chat(state, request), request) as (router, _):
         return await router.list_tools(refresh=True)
+
+
+def _open_tools(
+    plan: ChatPlan, request: ChatRequest
+) -> AbstractAsyncContextManager[tuple[ToolRouter, GenerationSettings]]:
+    """The plan's tools, every server a pooled session (configured ones stay connected
+    across requests, those from outside are bounded by the pool), and the request's
+    settings with its tool_choice resolved against them."""
+    return open_tools(plan.opener, plan.servers.all, plan.setup, request.settings, request.toolsets)
 
 
 async def start_chat(state: ServiceState, request: ChatRequest) -> None:
@@ -302,26 +270,3 @@ async def complete_chat(state: ServiceState, request: ChatRequest) -> ChatOutcom
     if finished is None:
         raise LoopError("the tool loop ended without an answer")
     return ChatOutcome(finished, "".join(reasoning))
-
-
-@asynccontextmanager
-async def _tools(
-    state: ServiceState, request: ChatRequest, setup: ChatSetup, servers: ChatServers
-) -> AsyncIterator[tuple[ToolRouter, GenerationSettings]]:
-    """The chat's tools, and its settings with the tool_choice resolved against them."""
-    async with AsyncExitStack() as stack:
-        # Every server, with JIT discovery or not, is a pooled session: configured ones stay
-        # connected across requests, and those from outside are bounded by the pool.
-        opener = server_toolsets(state, servers, setup.tools, request.allowed_tools, request.asker)
-        builtin = [*setup.builtin, *request.toolsets]
-        router = await open_router(stack, opener, servers.all, setup.client_tools, builtin)
-        try:
-            choice = resolve_tool_choice(
-                request.settings.tool_choice, await router.list_tools(), jit=setup.tools.jit_tools
-            )
-        except UnknownToolError as exc:  # the client named it: its mistake, a 400
-            raise RequestError(str(exc), param="tool_choice") from None
-        generation = request.settings
-        if choice != generation.tool_choice:  # a replace() costs microseconds per request
-            generation = dataclasses.replace(generation, tool_choice=choice)
-        yield router, generation

@@ -25,12 +25,13 @@ from farmhand.errors import AnswerError, RequestError, ToolError
 from farmhand.messages import ToolCall, ToolResult
 from farmhand.runtime.events import InputRequested, ToolCallFinished
 from farmhand.runtime.session import ToolSettings
-from farmhand.service.chat import ChatServers, admit_servers, server_toolsets
+from farmhand.service.chat import admit_servers, server_toolsets
 from farmhand.service.parked import HandCall
 from farmhand.service.state import ServiceState
 from farmhand.tools.definition import SEPARATOR
 from farmhand.toolsets.base import Toolset
 from farmhand.toolsets.mcp.elicitation import Answer, Asker, Question
+from farmhand.toolsets.mcp.policy import ChatServers
 
 __all__ = [
     "HandCall",

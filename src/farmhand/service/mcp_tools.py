@@ -21,15 +21,15 @@ from farmhand.config.models import McpServerConfig
 from farmhand.errors import RequestError, ToolError
 from farmhand.messages import ToolCall, ToolResult
 from farmhand.runtime.executor import Outcome
-from farmhand.runtime.session import tool_settings
-from farmhand.service.chat import ChatServers, admit_servers, server_toolsets
+from farmhand.runtime.session import ToolRequest, tool_settings
+from farmhand.service.chat import admit_servers, server_toolsets
 from farmhand.service.mcp_events import split_name
 from farmhand.service.state import ServiceState
 from farmhand.tools.definition import SEPARATOR, ToolDefinition
 from farmhand.toolsets.base import Toolset
 from farmhand.toolsets.mcp.approval import ALWAYS, ApprovalGate, ApprovalRule
 from farmhand.toolsets.mcp.elicitation import Asker
-from farmhand.toolsets.mcp.policy import ServerRequest
+from farmhand.toolsets.mcp.policy import ChatServers, ServerRequest
 from farmhand.toolsets.wrappers import FilteredToolset, PrefixedToolset
 
 __all__ = [
@@ -127,7 +127,7 @@ async def open_mcp_tools(
             )
     admitted = admit_servers(state, (), [spec.server for spec in specs])
     configs = _in_request_order(specs, admitted)
-    settings = tool_settings(state.config, jit=False)
+    settings = tool_settings(state.config, ToolRequest(jit=False))
     opener = server_toolsets(state, admitted, settings, asker=asker)
     opened = OpenMcpTools()
     async with AsyncExitStack() as stack:

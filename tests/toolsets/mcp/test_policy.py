@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from farmhand.config.models import McpServerConfig, ServerConfig
-from farmhand.errors import ConfigError, PolicyError
+from farmhand.errors import ConfigError, PolicyError, RequestError
 from farmhand.toolsets.mcp.definitions import BUILTIN_DEFINITIONS
-from farmhand.toolsets.mcp.policy import RequestPolicy, known_servers
+from farmhand.toolsets.mcp.policy import KnownServers, RequestPolicy, known_servers
 
 PYTHON = sys.executable
 
@@ -137,6 +137,39 @@ def test_a_request_may_name_the_operators_servers_and_is_bounded() -> None:
         RequestPolicy().admit_servers(["filesystem"], known)
     with pytest.raises(PolicyError, match="at most 2 per request"):
         RequestPolicy(max_servers=2).admit_servers(["time", "time", "time"], known)
+
+
+def test_a_chats_servers_are_admitted_at_once_and_sorted_by_the_rules_each_runs_under() -> None:
+    pantry = McpServerConfig(name="pantry", command="mcp-pantry")  # the model's own
+    clock = McpServerConfig(name="clock", command="mcp-clock", trust_when_named=True)
+    notes = McpServerConfig(name="notes", command="mcp-notes")
+    mine = McpServerConfig(name="mine", command="my-server")  # a local face's user's
+    reads: list[str] = []
+
+    def known() -> KnownServers:
+        reads.append("definitions")
+        return known_servers([pantry, clock, notes], [])
+
+    servers = RequestPolicy().admit_chat(
+        [pantry], ["pantry", "clock", "notes"], known=known, own=[mine]
+    )
+    assert servers.trusted == [pantry, clock, mine]  # "pantry" named again: once
+    assert servers.outside == [notes]  # the operator's, chosen by the request: its rules
+    assert servers.folder == [] and servers.all == [pantry, clock, mine, notes]
+    assert reads == ["definitions"]
+    RequestPolicy().admit_chat([pantry], [], known=known)
+    assert reads == ["definitions"]  # a request that names none reads no definitions
+
+
+def test_a_chat_refuses_a_clash_and_holds_a_projects_servers_to_the_rules() -> None:
+    pantry = McpServerConfig(name="pantry", command="mcp-pantry")
+    with pytest.raises(RequestError, match="already a server of this model") as raised:
+        RequestPolicy().admit_chat(
+            [pantry], [McpServerConfig(name="pantry", command="other")], known=dict
+        )
+    assert raised.value.param == "mcp_servers"
+    with pytest.raises(PolicyError, match=r"server\.request_servers\.stdio"):
+        RequestPolicy().admit_chat([pantry], known=dict, configured_outside=True)
 
 
 def test_a_missing_command_is_a_client_mistake() -> None:

@@ -1,6 +1,9 @@
 """An OpenAI chat.completions request body -> a ChatRequest, or a RequestError saying what
 to fix (400, with `param` naming the field, as OpenAI does).
 
+The body is checked in one pass: `ChatCompletionBody`, a pydantic model whose fields are each
+checked by their own validator in the order written (the messages by `chat_messages`).
+
 Besides OpenAI's own fields it takes farmhand's extensions: `mcp_servers`, `tools_path`,
 `max_tool_rounds`, `tool_timeout` (milliseconds, as in Ollama's MCP API), `jit_tools`,
 `jit_max_tools`, `jit_connect_eager`, `include_tool_results`; and llama-server's
@@ -16,16 +19,27 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from farmhand.dialects.fields import LARGEST_TIMEOUT_MS, flag, integer, json_schema, number
-from farmhand.dialects.strict_json import strict_loads
+from pydantic import BaseModel, ConfigDict, Field, PlainValidator, ValidationInfo
+
+from farmhand.config.models import McpServerConfig
+from farmhand.dialects.fields import (
+    LARGEST_TIMEOUT_MS,
+    Flag,
+    Integer,
+    Number,
+    integer_value,
+    json_schema,
+)
+from farmhand.dialects.openai.chat_messages import chat_messages
 from farmhand.errors import ConfigError, RequestError
 from farmhand.generation.settings import GenerationSettings, ResponseFormat
-from farmhand.generation.template_kwargs import request_template_kwargs
-from farmhand.messages import Message, ToolCall
+from farmhand.generation.template_kwargs import TEMPLATE_REFUSED, template_kwargs
+from farmhand.messages import Message
 from farmhand.service.chat import ChatRequest
 from farmhand.service.mcp_servers import parse_mcp_servers
 from farmhand.tools.choice import AUTO, ToolChoice
@@ -34,8 +48,6 @@ from farmhand.tools.formats import EXPECTED_TOOL_CHOICE, tool_choice_from_openai
 from farmhand.tools.formats.detect import to_openai_tools
 from farmhand.tools.preview import preview
 
-ROLES = ("system", "developer", "user", "assistant", "tool")
-UNSUPPORTED_PARTS = ("image_url", "input_audio", "file")
 SCHEMA_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
@@ -51,159 +63,43 @@ class OpenAIChat:
 
 
 def parse_chat(body: dict[str, Any]) -> OpenAIChat:
-    model = body.get("model")
-    if not isinstance(model, str) or not model:
+    """The request `body` checked in one pass (`ChatCompletionBody`), as a chat to run."""
+    return ChatCompletionBody.model_validate(body).parsed()
+
+
+def _model(value: object) -> str:
+    if not isinstance(value, str) or not value:
         raise RequestError(
             "`model` is required: the name of a model from GET /v1/models", param="model"
         )
-    tools = _tools(body.get("tools"))
-    settings = GenerationSettings(
-        temperature=number(body, "temperature", minimum=0, maximum=2),
-        max_tokens=integer(body, "max_completion_tokens", minimum=1)
-        or integer(body, "max_tokens", minimum=1),
-        seed=integer(body, "seed"),
-        stop=_stop(body.get("stop")),
-        tool_choice=_tool_choice(body.get("tool_choice"), tools),
-        parallel_tool_calls=flag(body, "parallel_tool_calls", True) is not False,
-        stream=flag(body, "stream", False) is True,
-        top_p=number(body, "top_p", minimum=0, maximum=1),
-        response_format=_response_format(body.get("response_format")),
-        template_kwargs=request_template_kwargs(
-            body.get("chat_template"), body.get("chat_template_kwargs")
-        ),
-    )
-    if integer(body, "n", minimum=1) not in (None, 1):
+    return value
+
+
+def _no_template(value: object) -> None:
+    if value is not None:
+        raise RequestError(TEMPLATE_REFUSED, param="chat_template")
+
+
+def _one_choice(value: object) -> int | None:
+    if integer_value(value, "n", minimum=1) not in (None, 1):
         raise RequestError("only n=1 is supported", param="n")
-    tools_path = body.get("tools_path")
-    if tools_path is not None and (not isinstance(tools_path, str) or not tools_path):
+    return None
+
+
+def _tools_path(value: object) -> Path | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value:
         raise RequestError("tools_path must be a directory path", param="tools_path")
-    timeout_ms = number(body, "tool_timeout", minimum=1, maximum=LARGEST_TIMEOUT_MS)
-    stream_options = body.get("stream_options")
-    if stream_options is not None and not isinstance(stream_options, dict):
+    return Path(value).expanduser()
+
+
+def _stream_options(value: object) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
         raise RequestError("stream_options must be an object", param="stream_options")
-    chat = ChatRequest(
-        model=model,
-        messages=_messages(body.get("messages")),
-        settings=settings,
-        client_tools=tools,
-        mcp_servers=parse_mcp_servers(body.get("mcp_servers")),
-        tools_path=Path(tools_path).expanduser() if tools_path else None,
-        max_tool_rounds=integer(body, "max_tool_rounds", minimum=1),
-        tool_timeout=timeout_ms / 1000 if timeout_ms is not None else None,
-        jit_tools=flag(body, "jit_tools", None),
-        jit_max_tools=integer(body, "jit_max_tools", minimum=1),
-        jit_connect_eager=flag(body, "jit_connect_eager", None),
-    )
-    return OpenAIChat(
-        chat=chat,
-        model=model,
-        stream=bool(flag(body, "stream", False)),
-        include_usage=bool((stream_options or {}).get("include_usage", False)),
-        include_tool_results=bool(flag(body, "include_tool_results", False)),
-    )
-
-
-def _messages(value: object) -> list[Message]:
-    if value is None:
-        raise RequestError("`messages` is required: a list of chat messages", param="messages")
-    if not isinstance(value, list) or not value:
-        raise RequestError("`messages` must be a non-empty list of messages", param="messages")
-    names: dict[str, str] = {}  # tool call id -> tool name, for the tool messages
-    messages = []
-    for index, item in enumerate(value):
-        message = _message(item, f"messages[{index}]", names)
-        for call in message.tool_calls:
-            names[call.id] = call.name
-        messages.append(message)
-    return messages
-
-
-def _message(item: object, where: str, names: dict[str, str]) -> Message:
-    if not isinstance(item, dict):
-        raise RequestError(f"{where} must be an object with 'role' and 'content'", param=where)
-    role = item.get("role")
-    if role not in ROLES:
-        raise RequestError(
-            f"{where}.role is {role!r}; use one of {', '.join(ROLES)}", param=f"{where}.role"
-        )
-    content = _content(item.get("content"), f"{where}.content")
-    if role in ("system", "developer"):
-        return Message.system(content)
-    if role == "user":
-        return Message.user(content)
-    if role == "assistant":
-        calls = item.get("tool_calls") or []
-        if not isinstance(calls, list):
-            raise RequestError(f"{where}.tool_calls must be a list", param=f"{where}.tool_calls")
-        parsed = tuple(_call(c, f"{where}.tool_calls[{i}]") for i, c in enumerate(calls))
-        return Message.assistant(content, parsed)
-    call_id = item.get("tool_call_id")
-    if not isinstance(call_id, str) or not call_id:
-        raise RequestError(
-            f"{where} is a tool message without tool_call_id; set it to the id of the"
-            " assistant tool call it answers",
-            param=f"{where}.tool_call_id",
-        )
-    name = names.get(call_id) or item.get("name")
-    return Message(
-        "tool", content, tool_call_id=call_id, name=name if isinstance(name, str) else ""
-    )
-
-
-def _content(value: object, where: str) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list):
-        texts = []
-        for i, part in enumerate(value):
-            if (
-                isinstance(part, dict)
-                and part.get("type") == "text"
-                and isinstance(part.get("text"), str)
-            ):
-                texts.append(part["text"])
-            elif isinstance(part, dict) and part.get("type") in UNSUPPORTED_PARTS:
-                raise RequestError(
-                    f"{where}[{i}] is a {part['type']} part; farmhand takes text parts only",
-                    param=where,
-                )
-            else:
-                raise RequestError(
-                    f'{where}[{i}] must be a text part {{"type": "text", "text": "..."}}',
-                    param=where,
-                )
-        return "".join(texts)
-    raise RequestError(f"{where} must be a string or a list of text parts", param=where)
-
-
-def _call(value: object, where: str) -> ToolCall:
-    if not isinstance(value, dict) or not isinstance(value.get("function"), dict):
-        raise RequestError(
-            f'{where} must be {{"id", "type": "function", "function": {{"name", "arguments"}}}}',
-            param=where,
-        )
-    function = value["function"]
-    name = function.get("name")
-    if not isinstance(name, str) or not name:
-        raise RequestError(f"{where}.function.name must be a non-empty string", param=where)
-    call_id = value.get("id")
-    if not isinstance(call_id, str) or not call_id:
-        raise RequestError(f"{where}.id must be the call's id (a non-empty string)", param=where)
-    raw = function.get("arguments", "{}")
-    if isinstance(raw, dict):
-        return ToolCall(name, raw, call_id)
-    if not isinstance(raw, str):
-        raise RequestError(f"{where}.function.arguments must be a JSON string", param=where)
-    try:
-        arguments = strict_loads(raw or "{}", f"{where}.function.arguments")
-    except RequestError:
-        arguments = None
-    if not isinstance(arguments, dict):
-        # What the model wrote stays in the history; the loop's repair handles it.
-        return ToolCall(name, {}, call_id, parse_error=f"arguments were not a JSON object: {raw}")
-    return ToolCall(name, arguments, call_id)
+    return value
 
 
 def _tools(value: object) -> list[ToolDefinition]:
@@ -223,9 +119,10 @@ def _tools(value: object) -> list[ToolDefinition]:
     return tools
 
 
-def _tool_choice(value: object, tools: list[ToolDefinition]) -> ToolChoice:
+def _tool_choice(value: object, info: ValidationInfo) -> ToolChoice:
     if value is None:
         return AUTO
+    tools: list[ToolDefinition] = info.data.get("tools", [])
     try:
         choice = tool_choice_from_openai(value)
     except ConfigError:
@@ -295,3 +192,80 @@ def _response_format(value: object) -> ResponseFormat | None:
             param="response_format.json_schema.schema",
         )
     return json_schema(schema, "response_format.json_schema.schema")
+
+
+class ChatCompletionBody(BaseModel):
+    """The body of `POST /v1/chat/completions`, each field checked by its own validator in
+    the order written here (a RequestError naming the field, which pydantic passes on as it
+    is); fields it does not know are ignored, as OpenAI's are by older servers."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True, arbitrary_types_allowed=True)
+
+    model: Annotated[str, PlainValidator(_model)] = Field(None, validate_default=True)
+    tools: Annotated[Sequence[ToolDefinition], PlainValidator(_tools)] = ()
+    temperature: Annotated[float | None, Number(minimum=0, maximum=2)] = None
+    max_completion_tokens: Annotated[int | None, Integer(minimum=1)] = None
+    max_tokens: Annotated[int | None, Integer(minimum=1)] = None
+    seed: Annotated[int | None, Integer()] = None
+    stop: Annotated[tuple[str, ...], PlainValidator(_stop)] = ()
+    tool_choice: Annotated[ToolChoice | None, PlainValidator(_tool_choice)] = None
+    parallel_tool_calls: Annotated[bool | None, Flag] = None
+    stream: Annotated[bool | None, Flag] = None
+    top_p: Annotated[float | None, Number(minimum=0, maximum=1)] = None
+    response_format: Annotated[ResponseFormat | None, PlainValidator(_response_format)] = None
+    chat_template: Annotated[None, PlainValidator(_no_template)] = None
+    chat_template_kwargs: Annotated[
+        dict[str, Any] | None, PlainValidator(lambda v: template_kwargs(v))
+    ] = None
+    n: Annotated[int | None, PlainValidator(_one_choice)] = None
+    tools_path: Annotated[Path | None, PlainValidator(_tools_path)] = None
+    tool_timeout: Annotated[float | None, Number(minimum=1, maximum=LARGEST_TIMEOUT_MS)] = None
+    """Milliseconds, as in Ollama's MCP API."""
+    stream_options: Annotated[dict[str, Any] | None, PlainValidator(_stream_options)] = None
+    messages: Annotated[list[Message], PlainValidator(chat_messages)] = Field(
+        None, validate_default=True
+    )
+    mcp_servers: Annotated[
+        Sequence[McpServerConfig | str], PlainValidator(lambda v: parse_mcp_servers(v))
+    ] = ()
+    max_tool_rounds: Annotated[int | None, Integer(minimum=1)] = None
+    jit_tools: Annotated[bool | None, Flag] = None
+    jit_max_tools: Annotated[int | None, Integer(minimum=1)] = None
+    jit_connect_eager: Annotated[bool | None, Flag] = None
+    include_tool_results: Annotated[bool | None, Flag] = None
+
+    def parsed(self) -> OpenAIChat:
+        """The chat this body asks for, and how to answer it."""
+        settings = GenerationSettings(
+            temperature=self.temperature,
+            max_tokens=self.max_completion_tokens or self.max_tokens,
+            seed=self.seed,
+            stop=self.stop,
+            tool_choice=self.tool_choice or AUTO,
+            parallel_tool_calls=self.parallel_tool_calls is not False,
+            stream=self.stream is True,
+            top_p=self.top_p,
+            response_format=self.response_format,
+            template_kwargs=self.chat_template_kwargs,
+        )
+        timeout_ms = self.tool_timeout
+        chat = ChatRequest(
+            model=self.model,
+            messages=self.messages,
+            settings=settings,
+            client_tools=self.tools,
+            mcp_servers=self.mcp_servers,
+            tools_path=self.tools_path,
+            max_tool_rounds=self.max_tool_rounds,
+            tool_timeout=timeout_ms / 1000 if timeout_ms is not None else None,
+            jit_tools=self.jit_tools,
+            jit_max_tools=self.jit_max_tools,
+            jit_connect_eager=self.jit_connect_eager,
+        )
+        return OpenAIChat(
+            chat=chat,
+            model=self.model,
+            stream=bool(self.stream),
+            include_usage=bool((self.stream_options or {}).get("include_usage", False)),
+            include_tool_results=bool(self.include_tool_results),
+        )

@@ -19,7 +19,9 @@ set by the operator in `server:` (see `config.server.ServerConfig`):
 - A folder (`tools_path`) must lie inside `allowed_dirs`, after symlinks and `..` resolve.
 
 A refusal is a PolicyError (403) naming the switch that would allow it; a malformed request
-(a missing command, a path that is not a folder) is a ConfigError (400).
+(a missing command, a path that is not a folder) is a ConfigError (400). A chat's servers
+are admitted all at once, before anything starts (`RequestPolicy.admit_chat` -> `ChatServers`,
+sorted by the rules each runs under).
 """
 
 from __future__ import annotations
@@ -27,15 +29,16 @@ from __future__ import annotations
 import os
 import re
 import shutil
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from farmhand.config.models import McpServerConfig
 from farmhand.config.server import ServerConfig
-from farmhand.errors import ConfigError, PolicyError, ToolServerError
+from farmhand.errors import ConfigError, PolicyError, RequestError, ToolServerError
 from farmhand.toolsets.mcp.definitions import ServerDefinition
+from farmhand.toolsets.mcp.known_servers import filesystem_server
 
 ServerRequest = McpServerConfig | str
 """A server as a request brings it: a whole definition, or the name of the operator's."""
@@ -120,6 +123,53 @@ class RequestPolicy:
                 f" ({', '.join(str(r) for r in self.allowed_dirs)}); use a folder inside them"
             )
         return path
+
+    # --- a chat's servers, all at once ------------------------------------------------------
+
+    def admit_chat(
+        self,
+        configured: Sequence[McpServerConfig],
+        requested: Sequence[ServerRequest] = (),
+        *,
+        known: Callable[[], KnownServers],
+        tools_path: Path | None = None,
+        configured_outside: bool = False,
+        own: Sequence[McpServerConfig] = (),
+        own_folders: Sequence[McpServerConfig] = (),
+    ) -> ChatServers:
+        """Every server a chat (or a tool search, a call by hand) will use, sorted by the
+        rules each runs under: nothing is started, read or reached before this returns.
+        `configured`: the operator's for the model (a client's, held to these rules, when
+        `configured_outside`: a project written through the API); `requested`: what the
+        request brings or names (`known()`, the operator's by name, read only when it names
+        one); `tools_path`: the request's folder; `own`, `own_folders`: what a local face adds
+        for its user, trusted like the operator's. PolicyError (403) for what the operator
+        did not allow, ConfigError (400) for what is malformed."""
+        taken = {s.name for s in configured}
+        clash = sorted(s.name for s in requested if not isinstance(s, str) and s.name in taken)
+        if clash:
+            raise RequestError(
+                f"mcp_servers: {', '.join(clash)} is already a server of this model; rename it",
+                param="mcp_servers",
+            )
+        requested = [s for s in requested if not (isinstance(s, str) and s in taken)]
+        folder_path = self.admit_dir(tools_path) if tools_path is not None else None
+        any_named = any(isinstance(s, str) for s in requested)
+        named, brought = self.admit_servers(
+            requested, known() if any_named else {}, folder=folder_path
+        )
+        if configured_outside:
+            brought = [*(self.admit(s) for s in configured), *brought]
+            configured = []
+        names = [s.name for s in [*configured, *named, *brought]]
+        folder = [filesystem_server(folder_path, _folder_name(names))] if folder_path else []
+        # An operator's server that the request (not the model's config) chose runs under the
+        # rules of a request's own servers, unless the operator trusts it when named.
+        trusted = [s for s in named if s.trust_when_named]
+        limited = [s for s in named if not s.trust_when_named]
+        return ChatServers(
+            [*configured, *trusted, *own], [*limited, *brought], [*folder, *own_folders]
+        )
 
     # --- servers --------------------------------------------------------------------------
 
@@ -335,3 +385,27 @@ def _path_in(arg: str) -> Path | None:
     if looks_like_path or Path(value).exists():
         return Path(value).expanduser().resolve()
     return None
+
+
+@dataclass(frozen=True)
+class ChatServers:
+    """The MCP servers of one chat, admitted (`RequestPolicy.admit_chat`): the operator's
+    (the model's, or named by the request and trusted when named) and a local face's own,
+    those held to the rules of a request's own servers (brought by the request or a
+    client's project, or the operator's named by the request), and the folder servers (the
+    request's `tools_path`, a local face's `--tools PATH`)."""
+
+    trusted: list[McpServerConfig]
+    outside: list[McpServerConfig]
+    folder: list[McpServerConfig]
+
+    @property
+    def all(self) -> list[McpServerConfig]:
+        return [*self.trusted, *self.outside, *self.folder]
+
+
+def _folder_name(taken: Sequence[str]) -> str:
+    name = "filesystem"
+    while name in taken:
+        name = "_" + name
+    return name
