@@ -46,6 +46,7 @@ from farmhand.rag.library import (
     MAX_TOP_K,
     MODES,
     RRF_K,
+    VECTOR_WEIGHT,
     Embedder,
     Library,
     Mode,
@@ -173,8 +174,10 @@ class Score:
         return self.hit / n, self.recall / n, self.mrr / n
 
 
-LEVERS = [(k, w) for k in (10, 30, 60, 120) for w in (0.5, 1.0, 1.5, 2.0, 3.0)]
-"""(k, vector weight) pairs `--levers` tries; (RRF_K, 1.0) is what `farmhand rag` ships."""
+SHIPPED = (RRF_K, VECTOR_WEIGHT)
+"""The fusion `farmhand rag` ships: its constant and the vector ranking's weight."""
+LEVERS = sorted({SHIPPED, *((k, w) for k in (10, 30, 60, 120) for w in (0.5, 1.0, 1.5, 2.0, 3.0))})
+"""(k, vector weight) pairs `--levers` tries."""
 
 
 def main() -> None:
@@ -196,6 +199,7 @@ def main() -> None:
     embedder = Remembered(GgufEmbedder(args.model))
     scores = {mode: Score() for mode in MODES}
     levers = {lever: (Score(), Score()) for lever in LEVERS}  # (even tasks, odd tasks)
+    keyword_halves = (Score(), Score())
     with tempfile.TemporaryDirectory() as scratch:
         where = args.index or Path(scratch)
         library = Library(where / "rag", lambda name: embedder)
@@ -207,8 +211,9 @@ def main() -> None:
                 question = task.question[:MAX_QUERY_CHARS]
                 keyword, vector = library.rankings(COLLECTION, question, "hybrid")
                 scores["keyword"].add(documents_of(library, keyword), task.needed)
+                keyword_halves[i % 2].add(documents_of(library, keyword), task.needed)
                 scores["vector"].add(documents_of(library, vector), task.needed)
-                hybrid = fused(library, [keyword, vector], RRF_K, 1.0)
+                hybrid = fused(library, [keyword, vector], *SHIPPED)
                 scores["hybrid"].add(hybrid, task.needed)
                 for lever, halves in levers.items() if args.levers else ():
                     halves[i % 2].add(fused(library, [keyword, vector], *lever), task.needed)
@@ -222,7 +227,7 @@ def main() -> None:
     )
     print_table(scores)
     if args.levers:
-        print_levers(levers)
+        print_levers(levers, keyword_halves)
 
 
 def print_table(scores: dict[Mode, Score]) -> None:
@@ -235,19 +240,21 @@ def print_table(scores: dict[Mode, Score]) -> None:
         print(f"{mode:<10}{values[0]:>8.3f}{values[1]:>10.3f}{values[2]:>8.3f}   {ratios}")
 
 
-def print_levers(levers: dict[tuple[int, float], tuple[Score, Score]]) -> None:
+def print_levers(
+    levers: dict[tuple[int, float], tuple[Score, Score]], keyword: tuple[Score, Score]
+) -> None:
     """MRR of each (k, weight) on the even tasks (where one is chosen) and on the odd ones
     (where the choice is checked: they played no part in it)."""
     print("\nhybrid's levers, MRR: chosen on the even tasks, checked on the odd ones")
     print(f"{'k':>5}{'weight':>8}{'even':>8}{'odd':>8}")
+    print(f"{'  keyword':<13}{keyword[0].means()[2]:>8.3f}{keyword[1].means()[2]:>8.3f}")
     for (k, weight), (even, odd) in levers.items():
         print(f"{k:>5}{weight:>8.1f}{even.means()[2]:>8.3f}{odd.means()[2]:>8.3f}")
     best = max(levers, key=lambda lever: levers[lever][0].means()[2])
-    shipped = levers[(RRF_K, 1.0)]
     print(
         f"best on the even tasks: k={best[0]}, weight {best[1]}; on the odd tasks MRR"
-        f" {levers[best][1].means()[2]:.3f} (shipped k={RRF_K}, weight 1:"
-        f" {shipped[1].means()[2]:.3f})"
+        f" {levers[best][1].means()[2]:.3f} (shipped k={SHIPPED[0]}, weight {SHIPPED[1]}:"
+        f" {levers[SHIPPED][1].means()[2]:.3f}; keyword {keyword[1].means()[2]:.3f})"
     )
 
 

@@ -126,19 +126,27 @@ def read_facts(folder: Path) -> BertFacts:
         gguf.TokenType.CONTROL if i in control else gguf.TokenType.NORMAL
         for i in range(len(tokens))
     ]
-    return BertFacts(
-        layers=int(config["num_hidden_layers"]),
-        width=int(config["hidden_size"]),
-        feed_forward=int(config["intermediate_size"]),
-        heads=int(config["num_attention_heads"]),
-        positions=int(config["max_position_embeddings"]),
-        token_types=int(config.get("type_vocab_size", 2)),
-        norm_eps=float(config.get("layer_norm_eps", 1e-12)),
-        pooling=_pooling(folder / "1_Pooling" / "config.json"),
-        tokens=[_as_llama_piece(t) for t in tokens],
-        token_types_of_vocab=[int(t) for t in types],
-        special=special,
-    )
+    pieces = [_as_llama_piece(t) for t in tokens]
+    if len(set(pieces)) != len(pieces):  # llama.cpp aborts on a vocabulary with repeats
+        raise ModelError(f"{folder}/vocab.txt holds a token twice (as llama.cpp spells it)")
+    try:
+        return BertFacts(
+            layers=int(config["num_hidden_layers"]),
+            width=int(config["hidden_size"]),
+            feed_forward=int(config["intermediate_size"]),
+            heads=int(config["num_attention_heads"]),
+            positions=int(config["max_position_embeddings"]),
+            token_types=int(config.get("type_vocab_size", 2)),
+            norm_eps=float(config.get("layer_norm_eps", 1e-12)),
+            pooling=_pooling(folder / "1_Pooling" / "config.json"),
+            tokens=pieces,
+            token_types_of_vocab=[int(t) for t in types],
+            special=special,
+        )
+    except KeyError as exc:
+        raise ModelError(f"{folder}/config.json has no {exc.args[0]}") from None
+    except (TypeError, ValueError) as exc:
+        raise ModelError(f"{folder}/config.json has a value of the wrong kind: {exc}") from None
 
 
 def write_header(writer: gguf.GGUFWriter, facts: BertFacts, name: str) -> None:

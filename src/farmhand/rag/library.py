@@ -22,6 +22,9 @@ Mode = Literal["hybrid", "keyword", "vector"]
 MODES: tuple[Mode, ...] = ("hybrid", "keyword", "vector")
 RRF_K = 60
 """Reciprocal rank fusion's constant: a passage's share from one ranking is 1/(60 + rank)."""
+VECTOR_WEIGHT = 1.0
+"""The vector ranking's weight in hybrid's fusion, BM25's being 1 (bench/rag_retrieval.py
+`--levers` measures others)."""
 CANDIDATES = 50
 """How deep each ranking is read before fusing."""
 MAX_TOP_K = 50
@@ -173,7 +176,7 @@ class Library:
         if not 1 <= top_k <= MAX_TOP_K:
             raise RequestError(f"top_k must be 1 to {MAX_TOP_K} (got {top_k})", param="top_k")
         rankings = self.rankings(name, text, mode)
-        scores = fuse(rankings)
+        scores = fuse(rankings, weights=[1.0, VECTOR_WEIGHT] if len(rankings) == 2 else None)
         best = best_first(scores)[:top_k]
         found = self.collection(name).passages(best)
         return [
