@@ -158,7 +158,7 @@ def test_reindex_embeds_every_stored_passage_with_the_new_model(tmp_path: Path, 
         assert any(text.endswith("widgets.py\n" + CODE.strip()) for text in again)
         hits = library.query("docs", "how often to water tomatoes", top_k=1, mode="vector")
         assert hits[0].label.endswith("guide.md")
-        (hit,) = library.query("docs", "goats clover", top_k=1, mode="vector")
+        (hit,) = library.query("docs", "Notes: the goats prefer clover", top_k=1, mode="vector")
         assert hit.label.endswith("notes.md")
     finally:
         library.close()
