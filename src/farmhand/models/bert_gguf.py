@@ -15,8 +15,6 @@ and its vectors then match sentence-transformers' own (tests/rag/test_sentence_m
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +25,7 @@ import numpy as np
 from safetensors.numpy import load_file
 
 from farmhand.errors import ModelError
+from farmhand.models.model_file import written_in_place
 
 ARCHITECTURE = "bert"
 WORD_START = "\u2581"
@@ -87,11 +86,7 @@ def convert_bert(folder: Path, dest: Path, *, name: str) -> Path:
         tensors = load_file(weights)
     except (OSError, ValueError) as exc:  # safetensors raises its own error, a ValueError
         raise ModelError(f"cannot read {weights}: {exc}") from None
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=dest.parent)
-    os.close(fd)
-    tmp = Path(tmp_name)
-    try:
+    with written_in_place(dest) as tmp:
         writer = gguf.GGUFWriter(tmp, ARCHITECTURE)
         write_header(writer, facts, name)
         for gguf_name, array in gguf_tensors(tensors, facts.layers):
@@ -100,11 +95,6 @@ def convert_bert(folder: Path, dest: Path, *, name: str) -> Path:
         writer.write_kv_data_to_file()
         writer.write_tensors_to_file()
         writer.close()
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, dest)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
     return dest
 
 
