@@ -30,6 +30,7 @@ dependencies, nothing installed or imported: only its files are read; `make benc
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gzip
 import json
 import sys
@@ -116,7 +117,11 @@ def build(
         text = f"# {document['title']}\n\n{document['content']}\n"
         (files / f"{document['id']}.md").write_text(text, encoding="utf-8")
     start = time.perf_counter()
-    report = library.add(COLLECTION, [files], embedder)
+    # Labels relative to the index folder ("documents/ID.md", as `farmhand rag add docs`
+    # run beside them labels them): a temp folder's random name in every embedded label
+    # would move the vectors from one run to the next.
+    with contextlib.chdir(where):
+        report = library.add(COLLECTION, [files], embedder)
     passages = sum(n for _, n in report.added)
     print(
         f"indexed {len(report.added)} documents ({passages} passages), {len(report.unchanged)}"
