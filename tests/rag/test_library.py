@@ -12,7 +12,7 @@ from tests.rag.word_vectors import WordVectors
 from tests.support.pdf_files import pdf_bytes
 
 from farmhand.errors import RequestError
-from farmhand.rag.library import RRF_K, Library, fuse
+from farmhand.rag.library import RRF_K, Library, best_first, fuse
 
 GUIDE = """# Greenhouse guide
 
@@ -114,9 +114,54 @@ def test_a_collection_keeps_to_the_model_it_was_built_with(library: Library, doc
     with pytest.raises(RequestError) as info:
         library.add("docs", [docs / "src"], WordVectors("model-b"))
     assert str(info.value) == (
-        "collection 'docs' was indexed with the embeddings of 'model-a', not 'model-b'; add"
-        " with --model model-a, or use another collection"
+        "collection 'docs' was indexed with the embeddings of 'model-a' (64 dimensions), not"
+        " 'model-b' (64); vectors of two models are never mixed. Re-index it: `farmhand rag"
+        " add PATH --collection docs --reindex` embeds every passage again with 'model-b';"
+        " or keep its model: --model model-a"
     )
+    assert library.info("docs").documents == 1  # nothing of src/ was written
+
+
+def test_a_model_of_the_same_name_with_other_dimensions_is_refused_too(
+    library: Library, docs: Path
+) -> None:
+    library.add("docs", [docs / "guide.md"], WordVectors("model-a"))
+    with pytest.raises(RequestError, match=r"'model-a' \(64 dimensions\), not 'model-a' \(32\)"):
+        library.add("docs", [docs / "src"], WordVectors("model-a", dimensions=32))
+    # a question embedded by a model file that changed under the collection says so too
+    library.close()
+    changed = Library(library.folder, lambda name: WordVectors(name, dimensions=32))
+    try:
+        with pytest.raises(RequestError, match="holds 64-dimension vectors of 'model-a'"):
+            changed.query("docs", "watering", mode="vector")
+        assert changed.query("docs", "watering", mode="keyword")  # words need no vectors
+    finally:
+        changed.close()
+
+
+def test_reindex_embeds_every_stored_passage_with_the_new_model(tmp_path: Path, docs: Path) -> None:
+    sizes = {"model-a": 64, "model-b": 32}  # the new model's vectors are shorter
+    library = Library(tmp_path / "sized", lambda name: WordVectors(name, sizes[name]))
+    try:
+        first = library.add("docs", [docs], WordVectors("model-a"))
+        stored = sum(n for _, n in first.added)
+        (docs / "notes.md").write_text("# Notes\nThe goats prefer clover.\n")
+        embedder = WordVectors("model-b", sizes["model-b"])
+        report = library.add("docs", [docs], embedder, reindex=True)
+
+        assert report.reembedded == stored
+        assert [Path(label).name for label, _ in report.added] == ["notes.md"]
+        info = library.info("docs")
+        assert (info.embedder, info.dimensions, info.documents) == ("model-b", 32, 4)
+        # the stored passages were embedded from their text under their file's name, as added
+        again = [text for batch in embedder.calls for text in batch][:stored]
+        assert any(text.endswith("widgets.py\n" + CODE.strip()) for text in again)
+        hits = library.query("docs", "how often to water tomatoes", top_k=1, mode="vector")
+        assert hits[0].label.endswith("guide.md")
+        (hit,) = library.query("docs", "Notes: the goats prefer clover", top_k=1, mode="vector")
+        assert hit.label.endswith("notes.md")
+    finally:
+        library.close()
 
 
 @pytest.mark.parametrize("name", ["../etc", "a/b", ".hidden", "", "x" * 65, "docs\n"])
@@ -162,6 +207,13 @@ def test_query_syntax_is_never_read_as_fts5_syntax(
     library.add("docs", [docs / "guide.md"], WordVectors())
     hits = library.query("docs", query, mode="keyword")
     assert all(h.label.endswith("guide.md") for h in hits)
+
+
+def test_fusion_weights_a_ranking_and_moves_its_constant() -> None:
+    scores = fuse([[1, 2], [2, 1]], k=10, weights=[1.0, 2.0])
+    assert scores[1] == pytest.approx(1 / 11 + 2 / 12)
+    assert scores[2] == pytest.approx(1 / 12 + 2 / 11)
+    assert best_first(scores) == [2, 1]
 
 
 def test_fusion_adds_reciprocal_ranks() -> None:

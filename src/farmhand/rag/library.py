@@ -16,12 +16,15 @@ from farmhand.config.models import COLLECTION_NAME, check_collection_name
 from farmhand.errors import RequestError
 from farmhand.rag.chunking import Passage, chunk_document
 from farmhand.rag.readers import Document, Skipped, find_files, read_document
-from farmhand.rag.store import CollectionFile, CollectionInfo
+from farmhand.rag.store import CollectionFile, CollectionInfo, embedded_text
 
 Mode = Literal["hybrid", "keyword", "vector"]
 MODES: tuple[Mode, ...] = ("hybrid", "keyword", "vector")
 RRF_K = 60
 """Reciprocal rank fusion's constant: a passage's share from one ranking is 1/(60 + rank)."""
+VECTOR_WEIGHT = 1.0
+"""The vector ranking's weight in hybrid's fusion, BM25's being 1 (bench/rag_retrieval.py
+`--levers` measures others)."""
 CANDIDATES = 50
 """How deep each ranking is read before fusing."""
 MAX_TOP_K = 50
@@ -69,6 +72,8 @@ class AddReport:
     """(label, passages) of each document indexed."""
     unchanged: list[str] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
+    reembedded: int = 0
+    """Passages already in the collection embedded again (`reindex`)."""
 
 
 Progress = Callable[[str], None]
@@ -121,12 +126,18 @@ class Library:
         paths: Sequence[Path],
         embedder: Embedder,
         progress: Progress | None = None,
+        *,
+        reindex: bool = False,
     ) -> AddReport:
         """Index the files `paths` name (folders walked); a file already indexed with the
-        same bytes is left as it is, a changed one replaced."""
+        same bytes is left as it is, a changed one replaced. `reindex`: first embed what
+        the collection holds again with `embedder` (a collection indexed with another
+        model is otherwise refused, RequestError)."""
         files = list(find_files(paths))  # every path checked before anything is written
         store = self.collection(name, create=True)
         report = AddReport()
+        if reindex:
+            report.reembedded = self.reindex(name, embedder, progress)
         for path in files:
             document = read_document(path)
             if isinstance(document, Skipped):
@@ -140,24 +151,44 @@ class Library:
             passages = chunk_document(document)
             if progress is not None:
                 progress(f"{label}: {len(passages)} passages")
-            vectors = self._embed(embedder, [f"{label}\n{p.text}" for p in passages])
+            vectors = self._embed(embedder, [embedded_text(label, p.text) for p in passages])
             if vectors:
                 store.claim(embedder.name, len(vectors[0]))
             store.put_document(source, label, document.kind, digest, passages, vectors)
             report.added.append((label, len(passages)))
         return report
 
+    def reindex(self, name: str, embedder: Embedder, progress: Progress | None = None) -> int:
+        """Embed every passage of collection `name` again with `embedder`, whose collection
+        it then is (the passages' stored text is embedded: no file is read again). Returns
+        how many passages were embedded."""
+        store = self.collection(name)
+        ids, texts = store.embedded_texts()
+        if progress is not None:
+            progress(f"re-embedding {len(texts)} passages with {embedder.name}")
+        vectors = self._embed(embedder, texts)
+        store.replace_embeddings(embedder.name, ids, vectors)
+        return len(ids)
+
     def query(self, name: str, text: str, *, top_k: int = 5, mode: Mode = "hybrid") -> list[Hit]:
         """The `top_k` passages that best answer `text`, best first."""
-        if not text.strip():
-            raise RequestError("the query is empty; ask something", param="query")
-        if len(text) > MAX_QUERY_CHARS:
-            raise RequestError(
-                f"the query is {len(text)} characters, more than {MAX_QUERY_CHARS}; shorten it",
-                param="query",
-            )
+        _check_question(text)
         if not 1 <= top_k <= MAX_TOP_K:
             raise RequestError(f"top_k must be 1 to {MAX_TOP_K} (got {top_k})", param="top_k")
+        rankings = self.rankings(name, text, mode)
+        scores = fuse(rankings, weights=[1.0, VECTOR_WEIGHT] if len(rankings) == 2 else None)
+        best = best_first(scores)[:top_k]
+        found = self.collection(name).passages(best)
+        return [
+            Hit(found[i].label, found[i].source, found[i].passage, scores[i])
+            for i in best
+            if i in found
+        ]
+
+    def rankings(self, name: str, text: str, mode: Mode = "hybrid") -> list[list[int]]:
+        """The passage ids that `mode` ranks for `text`, CANDIDATES deep each: BM25's, then
+        the vectors' (hybrid: both, to be fused)."""
+        _check_question(text)
         if mode not in MODES:
             raise RequestError(f"mode must be one of {', '.join(MODES)} (got {mode!r})")
         store = self.collection(name)
@@ -169,14 +200,7 @@ class Library:
             if embedder_name is not None:
                 (vector,) = self._embedder(embedder_name).embed([text])
                 rankings.append(store.vector_ranking(vector, CANDIDATES))
-        scores = fuse(rankings)
-        best = sorted(scores, key=lambda i: -scores[i])[:top_k]
-        found = store.passages(best)
-        return [
-            Hit(found[i].label, found[i].source, found[i].passage, scores[i])
-            for i in best
-            if i in found
-        ]
+        return rankings
 
     def _embedder(self, name: str) -> Embedder:
         with self._lock:
@@ -203,13 +227,35 @@ class Library:
             self._embedders.clear()
 
 
-def fuse(rankings: Sequence[Sequence[int]]) -> dict[int, float]:
-    """Reciprocal rank fusion: each ranking gives a passage 1/(RRF_K + its rank)."""
+def fuse(
+    rankings: Sequence[Sequence[int]],
+    *,
+    k: float = RRF_K,
+    weights: Sequence[float] | None = None,
+) -> dict[int, float]:
+    """Reciprocal rank fusion: each ranking gives a passage weight/(k + its rank) (weights
+    1 unless given, one per ranking)."""
     scores: dict[int, float] = {}
-    for ranking in rankings:
+    for i, ranking in enumerate(rankings):
+        weight = 1.0 if weights is None else weights[i]
         for rank, passage in enumerate(ranking, start=1):
-            scores[passage] = scores.get(passage, 0.0) + 1.0 / (RRF_K + rank)
+            scores[passage] = scores.get(passage, 0.0) + weight / (k + rank)
     return scores
+
+
+def best_first(scores: dict[int, float]) -> list[int]:
+    """Passage ids by score, highest first (a tie keeps the order they were scored in)."""
+    return sorted(scores, key=lambda i: -scores[i])
+
+
+def _check_question(text: str) -> None:
+    if not text.strip():
+        raise RequestError("the query is empty; ask something", param="query")
+    if len(text) > MAX_QUERY_CHARS:
+        raise RequestError(
+            f"the query is {len(text)} characters, more than {MAX_QUERY_CHARS}; shorten it",
+            param="query",
+        )
 
 
 def _digest(document: Document) -> str:

@@ -53,6 +53,12 @@ _WORD = re.compile(r"\w+(?:[.:/-]\w+)*")
 """A query's terms: words, and names like parse_config, os.path.join, v1.2, llama-server."""
 
 
+def embedded_text(label: str, text: str) -> str:
+    """What a passage's vector is made from: its file's name (a question may name it), then
+    its text."""
+    return f"{label}\n{text}"
+
+
 @dataclass(frozen=True)
 class StoredPassage:
     id: int
@@ -108,24 +114,49 @@ class CollectionFile:
 
     def claim(self, embedder: str, dimensions: int) -> None:
         """Fix the collection's embedder and vector size on first use; RequestError when
-        it was built with another one (vectors of two models cannot be compared)."""
-        have = self.meta("embedder")
+        it was built with another one (vectors of two models cannot be compared, so they
+        are never mixed: the collection is re-indexed, or kept to its model)."""
+        have, have_dimensions = self.meta("embedder"), self.meta("dimensions")
         if have is None:
             with self._lock, self.db:
-                self.db.execute(
-                    "INSERT INTO meta VALUES ('embedder', ?), ('dimensions', ?), ('schema', ?)",
-                    (embedder, str(dimensions), SCHEMA_VERSION),
-                )
-                self.db.execute(
-                    "CREATE VIRTUAL TABLE passage_vectors USING vec0("
-                    f"embedding float[{int(dimensions)}] distance_metric=cosine)"
-                )
+                self._set_embedder(embedder, dimensions)
             return
-        if have != embedder:
+        if have != embedder or have_dimensions != str(dimensions):
             raise RequestError(
-                f"collection {self.name!r} was indexed with the embeddings of {have!r}, not"
-                f" {embedder!r}; add with --model {have}, or use another collection"
+                f"collection {self.name!r} was indexed with the embeddings of {have!r}"
+                f" ({have_dimensions} dimensions), not {embedder!r} ({dimensions}); vectors of"
+                " two models are never mixed. Re-index it: `farmhand rag add PATH"
+                f" --collection {self.name} --reindex` embeds every passage again with"
+                f" {embedder!r}; or keep its model: --model {have}"
             )
+
+    def replace_embeddings(
+        self, embedder: str, ids: Sequence[int], vectors: Sequence[Sequence[float]]
+    ) -> None:
+        """Every passage's vector replaced by another model's (`ids`: all the passages), in
+        one transaction: the collection is then that model's."""
+        dimensions = len(vectors[0]) if vectors else 0
+        with self._lock, self.db:
+            self.db.execute("DROP TABLE IF EXISTS passage_vectors")
+            self.db.execute("DELETE FROM meta WHERE key IN ('embedder', 'dimensions')")
+            if not vectors:
+                return
+            self._set_embedder(embedder, dimensions)
+            for rowid, vector in zip(ids, vectors, strict=True):
+                self.db.execute(
+                    "INSERT INTO passage_vectors (rowid, embedding) VALUES (?,?)",
+                    (rowid, sqlite_vec.serialize_float32(list(vector))),
+                )
+
+    def _set_embedder(self, embedder: str, dimensions: int) -> None:
+        self.db.execute(
+            "INSERT OR REPLACE INTO meta VALUES ('embedder', ?), ('dimensions', ?), ('schema', ?)",
+            (embedder, str(dimensions), SCHEMA_VERSION),
+        )
+        self.db.execute(
+            "CREATE VIRTUAL TABLE passage_vectors USING vec0("
+            f"embedding float[{int(dimensions)}] distance_metric=cosine)"
+        )
 
     def info(self) -> CollectionInfo:
         with self._lock:
@@ -225,8 +256,16 @@ class CollectionFile:
 
     def vector_ranking(self, vector: Sequence[float], limit: int) -> list[int]:
         """Passage ids by cosine distance of their embeddings to `vector`, nearest first."""
-        if self.meta("dimensions") is None:
+        dimensions = self.meta("dimensions")
+        if dimensions is None:
             return []
+        if len(vector) != int(dimensions):
+            raise RequestError(
+                f"collection {self.name!r} holds {dimensions}-dimension vectors of"
+                f" {self.meta('embedder')!r}, and that model now gives {len(vector)}: its file"
+                f" changed. Re-index it: `farmhand rag add PATH --collection {self.name}"
+                " --reindex`"
+            )
         with self._lock:
             rows: list[Any] = self.db.execute(
                 "SELECT rowid FROM passage_vectors WHERE embedding MATCH ? AND k = ?"
@@ -234,6 +273,16 @@ class CollectionFile:
                 (sqlite_vec.serialize_float32(list(vector)), limit),
             ).fetchall()
         return [int(r[0]) for r in rows]
+
+    def embedded_texts(self) -> tuple[list[int], list[str]]:
+        """Every passage's id and the text its vector was made from (its file's label, then
+        its text), in the order they were added."""
+        with self._lock:
+            rows: list[Any] = self.db.execute(
+                "SELECT p.id, d.label, p.text FROM passages p"
+                " JOIN documents d ON d.id = p.document ORDER BY p.id"
+            ).fetchall()
+        return [int(r[0]) for r in rows], [embedded_text(r[1], r[2]) for r in rows]
 
     def passages(self, ids: Sequence[int]) -> dict[int, StoredPassage]:
         if not ids:
