@@ -109,6 +109,28 @@ def test_a_changed_file_is_replaced_and_an_unchanged_one_kept(library: Library, 
     assert library.info("docs").documents == 3
 
 
+def test_a_library_that_outlives_its_collections_sees_them_removed_and_replaced(
+    tmp_path: Path, library: Library, docs: Path
+) -> None:
+    # A service's library stays open for its whole run while `farmhand rag` (another
+    # process) removes or rebuilds a collection: every query reads the file there now.
+    library.add("docs", [docs], WordVectors())
+    assert library.collection("docs") is library.collection("docs")  # opened once
+    (library.folder / "docs.db").unlink()
+    with pytest.raises(RequestError, match="no collection 'docs'; collections: none yet"):
+        library.query("docs", "tomatoes", mode="keyword")
+
+    other = Library(library.folder, lambda name: WordVectors(name))
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "shed.md").write_text("The shed key hangs by the door.\n")
+    other.add("docs", [notes], WordVectors())  # a new file under the same name
+    other.close()
+    (hit,) = library.query("docs", "shed key", top_k=1, mode="keyword")
+    assert hit.label.endswith("shed.md")
+    assert library.query("docs", "tomatoes", mode="keyword") == []
+
+
 def test_a_collection_keeps_to_the_model_it_was_built_with(library: Library, docs: Path) -> None:
     library.add("docs", [docs / "guide.md"], WordVectors("model-a"))
     with pytest.raises(RequestError) as info:

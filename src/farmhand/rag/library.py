@@ -100,11 +100,14 @@ class Library:
         """The collection's file; RequestError for a bad name, or for one that does not
         exist (unless `create`), naming those that do."""
         check_collection_name(name)
+        path = self.folder / f"{name}.db"
         with self._lock:
             found = self._open.get(name)
-            if found is not None:
+            if found is not None and found.is_at(path):
                 return found
-            path = self.folder / f"{name}.db"
+            # Removed or replaced since it was opened (a service's library outlives both): the
+            # file there now is opened; the old connection closes when no search holds it.
+            self._open.pop(name, None)
             if not path.is_file():
                 if not create:
                     known = ", ".join(self.names()) or "none yet"

@@ -93,6 +93,11 @@ class CollectionFile:
         except apsw.Error as exc:
             raise RequestError(f"cannot open collection {name!r} ({path}): {exc}") from None
         self._lock = threading.Lock()
+        self._identity = _identity(path)
+
+    def is_at(self, path: Path) -> bool:
+        """Whether `path` is still the file this opened (not removed, not replaced)."""
+        return self._identity is not None and _identity(path) == self._identity
 
     def __enter__(self) -> CollectionFile:
         return self
@@ -298,3 +303,11 @@ class CollectionFile:
             int(r[0]): StoredPassage(int(r[0]), r[1], r[2], Passage(r[3], r[4], r[5], r[6]))
             for r in rows
         }
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        found = path.stat()
+    except OSError:
+        return None
+    return found.st_dev, found.st_ino

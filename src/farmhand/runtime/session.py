@@ -18,7 +18,7 @@ from farmhand.config.models import FarmhandConfig, McpServerConfig, ModelConfig
 from farmhand.errors import RequestError, UnknownToolError
 from farmhand.messages import Message
 from farmhand.providers.base import GenerationSettings
-from farmhand.rag.embedding import ContextFor, home_library
+from farmhand.rag.library import Library
 from farmhand.rag.toolset import RagToolset
 from farmhand.runtime.executor import ToolRouter
 from farmhand.tools.definition import ToolDefinition
@@ -224,14 +224,12 @@ def chat_setup(
     *,
     asked: ToolRequest,
     client_tools: Sequence[ToolDefinition] = (),
-    home: Path | None = None,
-    context_for: ContextFor | None = None,
+    library: Library,
 ) -> ChatSetup:
     """The one builder of a chat's setup from the config (see ChatSetup), read in one place;
     `asked`: what the caller asks of its tools and rounds in the config's place.
     Farmhand's own tool for the model is `rag_query` over the collections its `rag:` lists
-    (none: no tool), its library under `home`, questions embedded by each collection's own
-    model (`context_for`: the service's contexts)."""
+    (none: no tool) in `library` (the service's, shared by its chats)."""
     return ChatSetup(
         model=model,
         servers=config.servers_for(model),
@@ -239,7 +237,7 @@ def chat_setup(
         tools=tool_settings(config, asked),
         max_tool_rounds=asked.max_tool_rounds or config.runtime.max_tool_rounds,
         client_tools=[*model.tool_definitions(), *client_tools],
-        builtin=[RagToolset(home_library(home, context_for), model.rag)] if model.rag else [],
+        builtin=[RagToolset(library, model.rag)] if model.rag else [],
     )
 
 

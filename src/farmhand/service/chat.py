@@ -158,8 +158,7 @@ def plan_chat(state: ServiceState, request: ChatRequest) -> ChatPlan:
             max_tool_rounds=request.max_tool_rounds,
         ),
         client_tools=request.client_tools,
-        home=state.home,
-        context_for=state.files.embedder,
+        library=state.library,
     )
     servers = admit_servers(
         state,

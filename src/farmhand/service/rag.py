@@ -1,11 +1,10 @@
-"""RAG for every face: the collections under the service's home, searched with the
-embedding contexts the service keeps (the ones `/api/embed` uses)."""
+"""RAG for every face: the collections of the service's library (`ServiceState.library`),
+searched with the embedding contexts the service keeps (the ones `/api/embed` uses)."""
 
 from __future__ import annotations
 
 import anyio.to_thread
 
-from farmhand.rag.embedding import home_library
 from farmhand.rag.library import Hit, Mode
 from farmhand.service.state import ServiceState
 
@@ -15,16 +14,11 @@ async def query_collection(
 ) -> list[Hit]:
     """The passages of `collection` that best answer `query`; RequestError for a collection
     that does not exist (naming those that do) or a query out of bounds."""
-
-    def run() -> list[Hit]:
-        library = home_library(state.home, state.files.embedder)
-        try:
-            return library.query(collection, query, top_k=top_k, mode=mode)
-        finally:
-            library.close()
-
-    return await anyio.to_thread.run_sync(run)
+    library = state.library
+    return await anyio.to_thread.run_sync(
+        lambda: library.query(collection, query, top_k=top_k, mode=mode)
+    )
 
 
 async def collection_names(state: ServiceState) -> list[str]:
-    return await anyio.to_thread.run_sync(lambda: home_library(state.home).names())
+    return await anyio.to_thread.run_sync(state.library.names)

@@ -25,6 +25,7 @@ from farmhand.paths import farmhand_home
 from farmhand.providers.base import Provider
 from farmhand.providers.factory import provider_for
 from farmhand.providers.llamacpp import SERVED_N_PARALLEL
+from farmhand.rag import Library, home_library
 from farmhand.runtime.questions import PendingAnswers
 from farmhand.service.agent_tasks import AgentTaskStore
 from farmhand.service.eval_reports import EvalReports
@@ -182,6 +183,12 @@ class ServiceState:
         """The operator's rules for servers and folders from requests (`server:`)."""
         return RequestPolicy.from_config(self.config.server)
 
+    @cached_property
+    def library(self) -> Library:
+        """The RAG collections under `home`, one library for the service: each collection's
+        file opened once, questions embedded by the service's contexts (`/api/embed`'s)."""
+        return home_library(self.home, self.files.embedder)
+
     def known_servers(self) -> KnownServers:
         """The servers a request may name: the config's and the definitions file's."""
         configured = [] if self.outside_config else self.config.mcp.servers
@@ -251,6 +258,8 @@ class ServiceState:
         if self.tasks is not None:
             self.tasks.close()
             self.tasks = None
+        if (library := self.__dict__.pop("library", None)) is not None:
+            library.close()  # its embedders are the service's contexts: closed just below
         await self.models.aclose()
         self.files.close()
         # Flushes the last spans: in a worker thread, as a collector that is down holds
