@@ -99,9 +99,10 @@ def test_storing_a_response_again_replaces_its_items(
 def test_storing_a_response_on_postgresql_is_one_round_trip(
     postgres_server: str, tmp_path: Path
 ) -> None:
-    """What libpq sends while a response with its items is stored: every statement, then
-    one Sync (the one answer waited for), where a transaction of its own waited for each
-    statement, BEGIN and COMMIT included."""
+    """What libpq sends while a response with its items is stored: one statement (the
+    response, the old index rows deleted and every item's inserted), then one Sync (the
+    one answer waited for), where a transaction of its own waited for each statement,
+    BEGIN and COMMIT included."""
     url = fresh_database(postgres_server)
     responses = ResponseStore.in_home(tmp_path, url)
     database = shared_postgres(url)  # the pool the store uses: one connection, idle
@@ -118,7 +119,7 @@ def test_storing_a_response_on_postgresql_is_one_round_trip(
     sent = [line.split("\t") for line in trace.read_text().splitlines()]
     frontend = [fields[2] for fields in sent if fields[0] == "F"]
     assert frontend.count("Sync") == 1, frontend
-    assert frontend.count("Execute") == 1 + 1 + len(items)  # response, delete, items
+    assert frontend.count("Execute") == 1  # response, delete and items: one statement
     assert "Query" not in frontend  # no BEGIN/COMMIT of its own
     stored = responses.get("resp_1")
     assert stored is not None and [i["id"] for i in stored.input_items] == [i["id"] for i in items]
