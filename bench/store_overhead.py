@@ -25,7 +25,13 @@ items) and an Ollama chat's task (`TaskStore.start` then `finish`). PostgreSQL's
 over SQLite there is what a request pays at c=1 at the least; at c=32 the statements'
 client CPU on the event loop is paid once per request waiting in line.
 
+With `--baseline-src DIR` (another tree's `src`, e.g. `git archive main src | tar -x -C
+/tmp/base`) the servers of both trees run in the same run, all four taking turns, and the
+floor is measured for each tree (in a process of its own that imports that tree): the
+table then has both trees' rows, `base` and `this`.
+
 Run: .venv/bin/python bench/store_overhead.py [--requests 1000] [--rounds 3]
+     [--baseline-src DIR]
 
 Timings are printed, never asserted; on a busy machine read them as rough.
 """
@@ -35,6 +41,7 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -102,16 +109,24 @@ def p50_us(call: Callable[[int], object], count: int) -> float:
     return statistics.median(times) * 1e6
 
 
-def store_costs(url: str | None, home: Path, count: int) -> tuple[float, float]:
-    """p50 (us) of a stored response's put and of a task's start and finish on one store."""
+def store_costs(url: str | None, home: Path, count: int) -> tuple[float, float, float]:
+    """p50 (us) of a stored response's put, of a task's start and finish as their caller
+    waits for them, and of the same until their rows are written, on one store."""
     responses, tasks = ResponseStore.in_home(home, url), TaskStore.in_home(home, url)
+    flush = getattr(tasks, "flush", lambda: None)  # a tree before the write-behind has none
     put = p50_us(
         lambda n: responses.put({**ANSWER, "id": f"resp_{n}"}, ANSWER_ITEMS, "default"), count
     )
     task = p50_us(lambda n: tasks.finish(tasks.start(None, "default", "ollama").id), count)
+
+    def written(n: int) -> None:
+        tasks.finish(tasks.start(None, "default", "ollama").id)
+        flush()
+
+    task_written = p50_us(written, count)
     responses.close()
     tasks.close()
-    return put, task
+    return put, task, task_written
 
 
 def floor(postgres_url: str, folder: Path, count: int) -> None:
@@ -119,41 +134,54 @@ def floor(postgres_url: str, folder: Path, count: int) -> None:
     response, task start and finish, on each store."""
     with psycopg.connect(postgres_url, autocommit=True) as conn:
         bare = p50_us(lambda n: conn.execute("SELECT 1").fetchone(), count)
-    print(f"floor (p50 of {count} calls in-process, no HTTP):")
     print(f"  one bare round trip to PostgreSQL (SELECT 1): {bare:.0f} us")
     costs = {
         store: store_costs(postgres_url if store == "postgresql" else None, folder / store, count)
         for store in STORES
     }
-    for n, what in enumerate(("stored response (put)", "task (start + finish)")):
+    whats = ("stored response (put)", "task start + finish", "... until written")
+    for n, what in enumerate(whats):
         sqlite, postgresql = costs["sqlite"][n], costs["postgresql"][n]
         print(
             f"  {what:<24} SQLite {sqlite:>5.0f} us  PostgreSQL {postgresql:>5.0f} us"
             f"  (+{postgresql - sqlite:.0f} us)"
         )
-    print()
+    sys.stdout.flush()
 
 
-async def measure(ports: dict[str, tuple[int, int]], requests: int, rounds: int) -> None:
-    print(f"{'case':<24}{'store':<12}{'p50':>9}{'CPU/req':>10}{'PG - SQLite':>13}")
+def floor_of(tree: str, src: str, postgres_url: str, folder: Path, count: int) -> None:
+    """`floor` in a process that imports the tree at `src` (this file run with `--floor`)."""
+    print(f"floor of {tree} (p50 of {count} calls in-process, no HTTP):", flush=True)
+    folder.mkdir()
+    env = {**os.environ, "PYTHONPATH": src}
+    command = [sys.executable, __file__, "--floor", postgres_url, str(folder), str(count)]
+    subprocess.run(command, env=env, check=True)
+
+
+Server = tuple[str, str]  # (tree, store)
+
+
+async def measure(ports: dict[Server, tuple[int, int]], requests: int, rounds: int) -> None:
+    print(f"{'case':<24}{'tree':<6}{'store':<12}{'p50':>9}{'CPU/req':>10}{'PG - SQLite':>13}")
     for case, (path, dialect) in CASES.items():
         for clients in (1, 32):
-            p50s: dict[str, list[float]] = {s: [] for s in STORES}
-            cpus: dict[str, list[float]] = {s: [] for s in STORES}
+            p50s: dict[Server, list[float]] = {s: [] for s in ports}
+            cpus: dict[Server, list[float]] = {s: [] for s in ports}
             for _ in range(rounds):
-                for store in STORES:
-                    port, pid = ports[store]
-                    target = Target(store, f"http://127.0.0.1:{port}{path}", pid, dialect)
+                for server, (port, pid) in ports.items():
+                    url = f"http://127.0.0.1:{port}{path}"
+                    target = Target("/".join(server), url, pid, dialect)
                     latencies, _, cpu = await run_case(target, False, clients, requests)
-                    p50s[store].append(percentile(latencies, 0.5) * 1e3)
-                    cpus[store].append(cpu / len(latencies) * 1e3)
-            p50 = {s: statistics.median(p50s[s]) for s in STORES}
+                    p50s[server].append(percentile(latencies, 0.5) * 1e3)
+                    cpus[server].append(cpu / len(latencies) * 1e3)
+            p50 = {s: statistics.median(p50s[s]) for s in ports}
             label = f"{case}, c={clients}"
-            for store in STORES:
-                extra = p50["postgresql"] - p50["sqlite"] if store == "postgresql" else None
+            for tree, store in ports:
+                extra = p50[tree, store] - p50[tree, "sqlite"] if store == "postgresql" else None
                 delta = f"{extra:+.2f} ms" if extra is not None else ""
-                cpu = statistics.median(cpus[store])
-                print(f"{label:<24}{store:<12}{p50[store]:>7.2f}ms{cpu:>8.2f}ms{delta:>13}")
+                cpu = statistics.median(cpus[tree, store])
+                row = f"{label:<24}{tree:<6}{store:<12}{p50[tree, store]:>7.2f}ms"
+                print(f"{row}{cpu:>8.2f}ms{delta:>13}")
                 label = ""
             sys.stdout.flush()
     print(f"\nrequests per case and round: {requests}, rounds: {rounds} (medians of rounds)")
@@ -164,7 +192,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--requests", type=int, default=1000)
     parser.add_argument("--rounds", type=int, default=3, help="turns of each store (medians)")
+    parser.add_argument(
+        "--baseline-src", help="another tree's src folder, measured beside this one (`base`)"
+    )
+    parser.add_argument("--floor", nargs=3, help=argparse.SUPPRESS)  # URL FOLDER COUNT
     args = parser.parse_args()
+    if args.floor:
+        url, folder, count = args.floor
+        floor(url, Path(folder), int(count))
+        return
+    this_src = str(Path(__file__).resolve().parents[1] / "src")
+    trees = {"this": this_src}
+    if args.baseline_src:
+        trees = {"base": str(Path(args.baseline_src).resolve()), **trees}
     backend_port = free_port()
     backend = f"http://127.0.0.1:{backend_port}/v1"
     model = (
@@ -174,26 +214,30 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
         server = stack.enter_context(throwaway_postgres())
         print(f"load average: {os.getloadavg()[0]:.2f}")
-        floor(fresh_database(server), Path(tmp) / "floor", args.requests)
-        stores = {"sqlite": "", "postgresql": f"server:\n  store: {fresh_database(server)}\n"}
+        for tree, src in trees.items():
+            floor_of(tree, src, fresh_database(server), Path(tmp) / f"floor-{tree}", args.requests)
+        print()
         backend_cmd = [sys.executable, serve_overhead.__file__, "--backend"]
         env = {"FARMHAND_API_KEYS": API_KEY}
         stack.enter_context(
             serve_overhead.started([*backend_cmd, "--port", str(backend_port)], backend_port, env)
         )
-        ports: dict[str, tuple[int, int]] = {}
-        for store, section in stores.items():
-            home = Path(tmp) / store
-            home.mkdir()
-            config = home / "farmhand.yaml"
-            config.write_text(model + section)
-            port = free_port()
-            serve = [
-                *(sys.executable, "-m", "farmhand", "serve", "--port", str(port)),
-                *("--config", str(config), "--log-level", "warning"),
-            ]
-            env = {"FARMHAND_API_KEYS": API_KEY, "FARMHAND_HOME": str(home)}
-            ports[store] = (port, stack.enter_context(serve_overhead.started(serve, port, env)))
+        ports: dict[Server, tuple[int, int]] = {}
+        for tree, src in trees.items():
+            stores = {"sqlite": "", "postgresql": f"server:\n  store: {fresh_database(server)}\n"}
+            for store, section in stores.items():
+                home = Path(tmp) / f"{tree}-{store}"
+                home.mkdir()
+                config = home / "farmhand.yaml"
+                config.write_text(model + section)
+                port = free_port()
+                serve = [
+                    *(sys.executable, "-m", "farmhand", "serve", "--port", str(port)),
+                    *("--config", str(config), "--log-level", "warning"),
+                ]
+                env = {"FARMHAND_API_KEYS": API_KEY, "FARMHAND_HOME": str(home), "PYTHONPATH": src}
+                started = serve_overhead.started(serve, port, env)
+                ports[tree, store] = (port, stack.enter_context(started))
         anyio.run(measure, ports, args.requests, args.rounds, backend_options={"use_uvloop": True})
 
 

@@ -152,6 +152,7 @@ class _Run:
         if finished is None:
             return self.error_response(RuntimeError("the tool loop ended without an answer"))
         self.finish()
+        await self.store.written()  # another replica asked for the task finds it finished
         return JSONResponse(self.render.final(finished, finished.answer, "".join(thinking)))
 
     async def lines(self) -> AsyncGenerator[StreamItem, None]:
@@ -165,6 +166,7 @@ class _Run:
                     yield self.render.thinking(event.text)
                 elif isinstance(event, LoopFinished):
                     self.finish()
+                    await self.store.written()
                     if event.pending_calls:
                         yield self.render.calls(event.pending_calls)
                     yield self.render.final(event, "")

@@ -59,6 +59,17 @@ class Database:
         with self.transaction() as tx:
             return [run_write(tx, write) for write in writes]
 
+    def send(self, sql: str, params: Sequence[Any] = ()) -> None:
+        """Run `sql` after everything sent before it, without waiting for it where the
+        database is another server's (`write_behind.py`); here, at once."""
+        self.execute(sql, params)
+
+    def flush(self) -> None:
+        """Return once everything `send` sent is written (a reader calls it first)."""
+
+    async def written(self) -> None:
+        """`flush` without blocking the event loop."""
+
     def replica_alive(self, replica: int) -> bool:
         """Whether the replica `replica` still runs (a store no other process shares: yes)."""
         return True

@@ -35,6 +35,7 @@ from farmhand.service.database_types import (
     Result,
     Write,
 )
+from farmhand.service.write_behind import WriteBehind
 
 POOL_SIZE = 8
 CONNECT_TIMEOUT = 10.0
@@ -106,6 +107,7 @@ class PostgresDatabase(Database):
         except BaseException:
             self.pool.close()
             raise
+        self.behind = WriteBehind(self.write, name="farmhand-store-writes")
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> Result:
         with self.pool.connection() as conn:
@@ -121,7 +123,10 @@ class PostgresDatabase(Database):
         round trip, where a transaction of its own costs one per statement and two more for
         BEGIN and COMMIT. The statements up to the pipeline's one Sync are one implicit
         transaction: PostgreSQL commits them together at the Sync, or rolls back all of them
-        when one fails (psycopg raises that failure as the pipeline ends)."""
+        when one fails (psycopg raises that failure as the pipeline ends). One statement
+        is simply run (autocommit): the pipeline's own work would cost more than it saves."""
+        if len(writes) == 1 and len(writes[0].rows) == 1:
+            return [self.execute(writes[0].sql, writes[0].rows[0]).rowcount]
         with self.pool.connection() as conn, conn.pipeline():
             cursors = [conn.cursor() for _ in writes]
             for cursor, write in zip(cursors, writes, strict=True):
@@ -129,6 +134,15 @@ class PostgresDatabase(Database):
                     cursor.executemany(placeholders(write.sql), write.rows)
         pairs = zip(cursors, writes, strict=True)
         return [cursor.rowcount if write.rows else 0 for cursor, write in pairs]
+
+    def send(self, sql: str, params: Sequence[Any] = ()) -> None:
+        self.behind.send(sql, params)
+
+    def flush(self) -> None:
+        self.behind.flush()
+
+    async def written(self) -> None:
+        await self.behind.written()
 
     def replica_alive(self, replica: int) -> bool:
         """Whether `replica` still holds its lock (this process holds its own, on another
@@ -145,6 +159,7 @@ class PostgresDatabase(Database):
             if self.users > 0:
                 return
             _shared.pop(self.url, None)
+        self.behind.close()  # what was sent is written before the pool goes
         self.pool.close()
         self._liveness.close()
 

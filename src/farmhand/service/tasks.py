@@ -5,14 +5,18 @@ Ollama's MCP API calls these A2A tasks: a response carries `task_id` and `task_s
 `task_id`, and `GET /api/tasks/{id}` reports one later, also after a restart.
 
 The store does quick synchronous single-row statements (well under a millisecond) on
-SQLite or PostgreSQL (`service/database.py`, `server.store`).
+SQLite or PostgreSQL (`service/database.py`, `server.store`). On PostgreSQL a task with
+an id of the store's own making is started and finished without waiting for the database
+(`Database.send`: a thread writes them in order), since the row holds exactly what `start`
+and `finish` return; a reader (`get`) waits for what was sent first, and a request that
+must not answer before its task is written awaits `written()`.
 """
 
 from __future__ import annotations
 
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal, cast
 
@@ -53,6 +57,8 @@ _START_SHARED = (  # the replica that runs it, too
     " dialect=excluded.dialect, updated_at=excluded.updated_at, error=NULL,"
     f" replica=excluded.replica RETURNING {_COLUMNS}"
 )
+
+_FINISH = "UPDATE tasks SET status=?, updated_at=?, error=? WHERE id=?"
 
 
 def new_task_id() -> str:
@@ -95,6 +101,7 @@ class TaskStore:
     def __init__(self, path: Path, store: str | None = None) -> None:
         self.path = path
         self._db: Database = open_database(path, store)
+        self._sent: dict[str, Task] = {}  # started by `send`, not finished yet
         if self._db.dialect == "sqlite":  # PostgreSQL's tables come from its migrations
             self._db.execute(_SCHEMA)
 
@@ -115,6 +122,7 @@ class TaskStore:
         """Mark tasks still working as failed: a server calls this when it starts, since a
         task its previous run left working will never finish now. Returns how many. In a
         shared store, only those of replicas that no longer run (others' are still running)."""
+        self._db.flush()
         if self.shared:
             rows = self._db.execute(
                 "SELECT DISTINCT replica FROM tasks WHERE status='working' AND replica IS NOT NULL"
@@ -142,7 +150,13 @@ class TaskStore:
         """A task in status working: a new one, or the client's own `task_id` again (its
         creation time kept, its error cleared); in a shared store, marked as this replica's."""
         now = time.time()
+        if self.shared and task_id is None:  # a new row, exactly this: sent, not waited for
+            task = Task(new_task_id(), "working", model, dialect, now, now)
+            self._db.send(_START_SHARED, (task.id, model, dialect, now, now, self._db.replica))
+            self._sent[task.id] = task
+            return task
         task_id = task_id or new_task_id()
+        self._db.flush()
         if self.shared:
             row = self._db.execute(
                 _START_SHARED, (task_id, model, dialect, now, now, self._db.replica)
@@ -155,15 +169,22 @@ class TaskStore:
     def finish(self, task_id: str, error: str | None = None) -> Task | None:
         """Completed, or failed with `error`."""
         status: TaskStatus = "failed" if error is not None else "completed"
+        now = time.time()
+        sent = self._sent.pop(task_id, None)
+        if sent is not None:  # its row is this store's own: sent after its start
+            self._db.send(_FINISH, (status, now, error, task_id))
+            return replace(sent, status=status, updated_at=now, error=error)
+        self._db.flush()
         row = self._db.execute(
-            f"UPDATE tasks SET status=?, updated_at=?, error=? WHERE id=? RETURNING {_COLUMNS}",
-            (status, time.time(), error, task_id),
+            f"{_FINISH} RETURNING {_COLUMNS}",
+            (status, now, error, task_id),
         ).one()
         return None if row is None else _task(row)
 
     def get(self, task_id: str) -> Task | None:
         """The task; in a shared store, one whose replica died while it worked is failed
         first (it will never finish)."""
+        self._db.flush()
         replica = ", replica" if self.shared else ""
         row = self._db.execute(
             f"SELECT {_COLUMNS}{replica} FROM tasks WHERE id=?",
@@ -176,8 +197,17 @@ class TaskStore:
             return self.get(task_id)
         return _task(row)
 
+    def flush(self) -> None:
+        """Return once every task row started or finished so far is written."""
+        self._db.flush()
+
+    async def written(self) -> None:
+        """Return once every task row started or finished so far is written (the other
+        replicas see it), without blocking the event loop."""
+        await self._db.written()
+
     def close(self) -> None:
-        self._db.close()
+        self._db.close()  # what was sent is written first
 
 
 def _task(row: tuple[Any, ...]) -> Task:
