@@ -21,9 +21,11 @@ The floor, measured first in the same run and printed above the table (p50 of
 `--requests` calls in this process, no HTTP): one bare round trip to the PostgreSQL server
 (`SELECT 1` on a connection of its own), and what the request's own store calls cost on
 each store: a stored response as `ResponseStore.put` writes it (the fake's answer and its
-items) and an Ollama chat's task (`TaskStore.start` then `finish`). PostgreSQL's excess
-over SQLite there is what a request pays at c=1 at the least; at c=32 the statements'
-client CPU on the event loop is paid once per request waiting in line.
+items), an Ollama chat's task (`TaskStore.start` then `finish`) as their caller waits for
+them (on PostgreSQL a task with an id the store made is written behind its caller), and the
+same until its rows are written (`TaskStore.flush`). PostgreSQL's excess over SQLite there
+is what a request pays at c=1 at the least (the put, and a task's end: the answer waits for
+it); at c=32 the statements' client CPU is paid once per request waiting in line.
 
 With `--baseline-src DIR` (another tree's `src`, e.g. `git archive main src | tar -x -C
 /tmp/base`) the servers of both trees run in the same run, all four taking turns, and the

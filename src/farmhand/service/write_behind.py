@@ -84,15 +84,21 @@ class WriteBehind:
                 batch, self._queue = self._queue, []
                 if not batch:  # closing, and nothing left
                     return
-            self._write_batch(batch)
-            with self._changed:
-                self._done += len(batch)
-                self._changed.notify_all()
-                ready = [w for w in self._waiters if w[0] <= self._done]
-                self._waiters = [w for w in self._waiters if w[0] > self._done]
-            for _, loop, future in ready:
-                with contextlib.suppress(RuntimeError):  # a closed loop: nobody waits
-                    loop.call_soon_threadsafe(_settle, future)
+            try:
+                self._write_batch(batch)
+            finally:  # counted even if the thread dies, so no flush waits forever
+                self._account(len(batch))
+
+    def _account(self, count: int) -> None:
+        """`count` more statements are done: wake who waited for them."""
+        with self._changed:
+            self._done += count
+            self._changed.notify_all()
+            ready = [w for w in self._waiters if w[0] <= self._done]
+            self._waiters = [w for w in self._waiters if w[0] > self._done]
+        for _, loop, future in ready:
+            with contextlib.suppress(RuntimeError):  # a closed loop: nobody waits
+                loop.call_soon_threadsafe(_settle, future)
 
     def _write_batch(self, batch: list[Statement]) -> None:
         try:
