@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import anyio
 import pytest
@@ -31,6 +32,7 @@ from farmhand.observability import (
 from farmhand.providers.llamacpp.engine import Engine
 from farmhand.providers.prompt_based import PromptBasedProvider
 from farmhand.providers.scripted import ScriptedProvider
+from farmhand.service.projects import state_for, store_for
 from farmhand.service.state import ServiceState
 
 Sample = tuple[str, dict[str, str], float]
@@ -282,12 +284,46 @@ def test_the_service_wires_embedded_waits_to_the_observer() -> None:
     config = FarmhandConfig.model_validate({"runtime": {"models": [{"name": "farm"}]}})
     observer = observer_for(metrics=True, models=["farm"], servers=[], environ={})
     state = ServiceState.for_config(config, provider_factory=factory, observer=observer)
-    state.provider_factory(config.model("farm"))
+    anyio.run(state.provider, config.model("farm"))
     built[0].report(0.25)  # type: ignore[operator]
     assert observer.metrics is not None
     found = samples(observer.metrics)
     assert ("farmhand_embedded_wait_seconds_count", {"model": "farm"}, 1.0) in found
     assert ("farmhand_embedded_wait_seconds_sum", {"model": "farm"}, 0.25) in found
+
+
+def test_a_projects_embedded_waits_are_labelled_with_its_project(tmp_path: Path) -> None:
+    class Embedded(ScriptedProvider):
+        def report_waits(self, callback: object) -> None:
+            self.report = callback
+
+    built: list[Embedded] = []
+
+    def factory(model: ModelConfig) -> Embedded:
+        built.append(Embedded())
+        return built[-1]
+
+    operator = FarmhandConfig.model_validate(
+        {"runtime": {"models": [{"name": "farm"}]}, "server": {"allowed_dirs": [str(tmp_path)]}}
+    )
+    observer = observer_for(metrics=True, models=["farm"], servers=[], environ={})
+    state = ServiceState.for_config(
+        operator, home=tmp_path, provider_factory=factory, observer=observer
+    )
+    # A client's project names its embedded model like the operator's (another file).
+    model = {"name": "farm", "model": str(tmp_path / "theirs.gguf")}
+    project = store_for(state).create("team", "notes", {"runtime": {"models": [model]}})
+    assert project.from_api
+    chats = state_for(state, project)
+    anyio.run(chats.provider, chats.config.model("farm"))
+    built[-1].report(0.5)  # type: ignore[operator]
+    assert observer.metrics is not None
+    found = samples(observer.metrics)
+    labels = {"model": "team/notes/farm"}
+    assert ("farmhand_embedded_wait_seconds_count", labels, 1.0) in found
+    assert not [
+        s for s in found if s[0].startswith("farmhand_embedded") and s[1] == {"model": "farm"}
+    ]
 
 
 def test_the_service_exports_the_deployments_of_a_pooled_model() -> None:
