@@ -92,6 +92,55 @@ def test_a_clients_projects_share_one_label_past_the_bound() -> None:
     assert operators.model("m") == "a/three/m"  # the operator's files are not bounded
 
 
+def test_a_projects_own_servers_are_named_by_the_project() -> None:
+    operators = BOUNDS.for_project("team", "notes", client=None, servers=["pantry", "barn"])
+    assert operators.server("pantry") == "team/notes/pantry"  # not the operator's "pantry"
+    assert operators.tool("pantry:echo", offered=True) == ("team/notes/pantry", "echo")
+    assert operators.tool("elsewhere:echo", offered=True) == ("request", "request")
+    assert operators.tool("rag_query", offered=True) == ("builtin", "rag_query")
+    kept, tools = ClientProjectModels(limit=1), ClientProjectModels(limit=2)
+    client = BOUNDS.for_project("a", "p", kept, servers=["pantry", "barn"], client_tools=tools)
+    assert client.tool("pantry:echo", offered=True) == ("a/p/pantry", "echo")
+    assert client.tool("pantry:" + "t" * 300, offered=True) == ("a/p/pantry", "t" * 64)
+    assert client.tool("pantry:third", offered=True) == ("a/p/pantry", "request")  # bounded
+    assert client.tool("barn:echo", offered=True) == ("request", "request")  # past the bound
+
+
+def test_a_clients_server_named_like_the_operators_is_counted_as_the_projects(
+    tmp_path: Path,
+) -> None:
+    operator = FarmhandConfig.model_validate(
+        {
+            "mcp": {"servers": [{"name": "pantry", "command": "pantry-server"}]},
+            "server": {"request_servers": {"http_hosts": ["127.0.0.1:9"]}},
+        }
+    )
+    observer = observer_for(metrics=True, models=["default"], servers=["pantry"], environ={})
+    state = ServiceState.for_config(operator, home=tmp_path, observer=observer)
+    theirs = {"name": "pantry", "transport": "http", "base_url": "http://127.0.0.1:9/mcp"}
+    project = store_for(state).create("team", "notes", {"mcp": {"servers": [theirs]}})
+    assert project.from_api
+    chats = state_for(state, project)
+    with chats.observer.chat("default", "openai").tool_call(
+        "pantry:echo", "c1", offered=True
+    ) as call:
+        call.done("ok")
+    with observer.chat("default", "openai").tool_call("pantry:echo", "c2", offered=True) as call:
+        call.done("ok")  # the operator's own, for comparison
+    assert observer.metrics is not None
+    found = samples(observer.metrics)
+    calls = "farmhand_tool_calls_total"
+    theirs_labels = {
+        "server": "team/notes/pantry",
+        "tool": "echo",
+        "outcome": "ok",
+        "caller": "model",
+    }
+    operators = {"server": "pantry", "tool": "echo", "outcome": "ok", "caller": "model"}
+    assert (calls, theirs_labels, 1.0) in found
+    assert (calls, operators, 1.0) in found  # one each: the client's call is not the operator's
+
+
 def test_a_project_view_records_into_the_same_metrics() -> None:
     recorder = Recorder(BOUNDS, FarmhandMetrics())
     client = recorder.for_project("a", "p", from_api=True)

@@ -22,6 +22,8 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from opentelemetry.trace import Tracer
 
     from farmhand.observability.metrics import DeploymentSource, FarmhandMetrics
@@ -94,9 +96,12 @@ class Observer:
         with the loop's, told apart by its `caller` label."""
         return NO_TOOL
 
-    def for_project(self, namespace: str, project: str, *, from_api: bool) -> Observer:
-        """This observer for the chats of a project: its models' labels name the project
-        (`from_api`: written through the API, a client's names, bounded)."""
+    def for_project(
+        self, namespace: str, project: str, *, from_api: bool, servers: Iterable[str] | None = None
+    ) -> Observer:
+        """This observer for the chats of a project: the labels of its models and of its
+        own MCP `servers` name the project (`from_api`: written through the API, a client's
+        names, bounded)."""
         return self
 
     def watch_deployments(self, source: DeploymentSource) -> None:

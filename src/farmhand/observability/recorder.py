@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import copy
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from contextvars import Token
 from types import TracebackType
 
@@ -50,7 +50,9 @@ class Recorder(Observer):
             else None
         )
         self.propagator = TraceContextTextMapPropagator()
-        self.client_projects = ClientProjectModels()  # shared by every project's view
+        # Shared by every project's view: the labels of projects written through the API.
+        self.client_projects = ClientProjectModels()
+        self.client_tools = ClientProjectModels()
 
     def chat(self, model: str, provider: str) -> ChatWatch:
         return LiveChat(self, model, provider)
@@ -59,11 +61,18 @@ class Recorder(Observer):
         parent = otel_context.get_current() if self.tracer is not None else None
         return LiveTool(self, parent, name, call_id, offered=offered, caller=HAND)
 
-    def for_project(self, namespace: str, project: str, *, from_api: bool) -> Observer:
+    def for_project(
+        self, namespace: str, project: str, *, from_api: bool, servers: Iterable[str] | None = None
+    ) -> Observer:
         view = copy.copy(self)  # the same metrics and tracer; the provider stays ours
         view.owns_provider = False
-        client = self.client_projects if from_api else None
-        view.bounds = self.bounds.for_project(namespace, project, client)
+        view.bounds = self.bounds.for_project(
+            namespace,
+            project,
+            self.client_projects if from_api else None,
+            servers=servers,
+            client_tools=self.client_tools if from_api else None,
+        )
         return view
 
     def request(self, method: str, path: str, carrier: Mapping[str, str]) -> RequestWatch:
