@@ -17,6 +17,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.sdk.trace.sampling import ALWAYS_OFF
 from prometheus_client.parser import text_string_to_metric_families
+from tests.support.real_servers import faults
 
 from farmhand.config.models import FarmhandConfig, ModelConfig
 from farmhand.observability import (
@@ -33,6 +34,7 @@ from farmhand.providers.llamacpp.engine import Engine
 from farmhand.providers.prompt_based import PromptBasedProvider
 from farmhand.providers.scripted import ScriptedProvider
 from farmhand.service.projects import state_for, store_for
+from farmhand.toolsets.mcp.pool import MCPPool
 from farmhand.service.state import ServiceState
 
 Sample = tuple[str, dict[str, str], float]
@@ -401,3 +403,23 @@ def test_the_service_exports_the_deployments_of_a_pooled_model() -> None:
         ("farmhand_deployment_up", deployment, 1.0),
         ("farmhand_deployment_in_flight", deployment, 2.0),
     ]
+
+
+def test_timeouts_of_a_server_from_outside_are_not_the_operators() -> None:
+    # The real faults server twice: the operator's "faults", and one a client's project or
+    # request named "faults" too (another config: its own pooled session).
+    recorder = Recorder(LabelBounds.of(models=[], servers=["faults"]), FarmhandMetrics())
+
+    async def main() -> None:
+        async with MCPPool(observer=recorder) as pool:
+            operators = pool.toolset(faults(tool_timeout=0.5))
+            theirs = pool.toolset(faults("--quiet", tool_timeout=0.5), from_request=True)
+            for toolset in (operators, theirs):
+                result = await toolset.call_tool("hang", {"seconds": 30})
+                assert result.is_error
+
+    anyio.run(main)
+    assert recorder.metrics is not None
+    found = samples(recorder.metrics)
+    assert ("farmhand_mcp_timeouts_total", {"server": "faults"}, 1.0) in found
+    assert ("farmhand_mcp_timeouts_total", {"server": "request"}, 1.0) in found

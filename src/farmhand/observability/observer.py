@@ -107,11 +107,13 @@ class Observer:
     def watch_deployments(self, source: DeploymentSource) -> None:
         """Export the backend deployments `source` reports, when scraped (metrics)."""
 
-    def mcp_restart(self, server: str) -> None:
-        """An MCP server's session started again after one ended badly."""
+    def mcp_restart(self, server: str, *, operators: bool = True) -> None:
+        """An MCP server's session started again after one ended badly. `operators`: the
+        server is one of the operator's config (else a request's or a project's, whose
+        name may be any the client wrote: never labelled as the operator's)."""
 
-    def mcp_timeout(self, server: str) -> None:
-        """An MCP tool call was cancelled at its timeout."""
+    def mcp_timeout(self, server: str, *, operators: bool = True) -> None:
+        """An MCP tool call was cancelled at its timeout (`operators` as for restarts)."""
 
     def embedded_wait(self, model: str, seconds: float) -> None:
         """A turn of `model` waited `seconds` for the embedded engine to admit it."""

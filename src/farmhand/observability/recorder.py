@@ -21,7 +21,13 @@ from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer, set_
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 from farmhand.observability import tracing
-from farmhand.observability.labels import HAND, MODEL, ClientProjectModels, LabelBounds
+from farmhand.observability.labels import (
+    FROM_REQUEST,
+    HAND,
+    MODEL,
+    ClientProjectModels,
+    LabelBounds,
+)
 from farmhand.observability.metrics import DeploymentSource, FarmhandMetrics
 from farmhand.observability.observer import ChatWatch, Observer, ToolWatch, TurnWatch
 from farmhand.version import farmhand_version
@@ -90,13 +96,16 @@ class Recorder(Observer):
             lambda: [(model, states) for model, states in source() if model in models]
         )
 
-    def mcp_restart(self, server: str) -> None:
+    def mcp_restart(self, server: str, *, operators: bool = True) -> None:
         if self.metrics is not None:
-            self.metrics.mcp_restarts.labels(self.bounds.server(server)).inc()
+            self.metrics.mcp_restarts.labels(self.server_label(server, operators)).inc()
 
-    def mcp_timeout(self, server: str) -> None:
+    def mcp_timeout(self, server: str, *, operators: bool = True) -> None:
         if self.metrics is not None:
-            self.metrics.mcp_timeouts.labels(self.bounds.server(server)).inc()
+            self.metrics.mcp_timeouts.labels(self.server_label(server, operators)).inc()
+
+    def server_label(self, server: str, operators: bool) -> str:
+        return self.bounds.server(server) if operators else FROM_REQUEST
 
     def embedded_wait(self, model: str, seconds: float) -> None:
         if self.metrics is not None:
