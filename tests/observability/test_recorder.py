@@ -34,8 +34,8 @@ from farmhand.providers.llamacpp.engine import Engine
 from farmhand.providers.prompt_based import PromptBasedProvider
 from farmhand.providers.scripted import ScriptedProvider
 from farmhand.service.projects import state_for, store_for
-from farmhand.toolsets.mcp.pool import MCPPool
 from farmhand.service.state import ServiceState
+from farmhand.toolsets.mcp.pool import MCPPool
 
 Sample = tuple[str, dict[str, str], float]
 
