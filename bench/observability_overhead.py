@@ -15,8 +15,9 @@ serve_overhead's fake OpenAI-compatible backend (16 words, at once), same machin
 run, taking turns.
 
 Before and after: with `--baseline-src DIR` (the `src` folder of another checkout, e.g.
-`git archive COMMIT src | tar -x -C /tmp/before`), `on-base` is `on` served by that code,
-in the same run, so a change to the recorder is measured against what it replaced.
+`git archive COMMIT src | tar -x -C /tmp/before`), `off-base`, `metrics-base` and `on-base`
+are `off`, `metrics` and `on` served by that code, in the same run, so a change is measured
+against what it replaced (each `-base` ratio is to `off-base`).
 
 Floor: each round also runs bench/tracing_floor.py against the same sink: the
 OpenTelemetry SDK alone making and exporting the same spans, nothing of farmhand around
@@ -65,6 +66,13 @@ SERVERS: dict[str, tuple[bool, bool, dict[str, str]]] = {
     "sampled": (True, True, SAMPLED),
 }
 """Each measured server: server.metrics, spans over OTLP, more of its environment."""
+BASE = "-base"
+"""The suffix of a server run from `--baseline-src`, compared with `off-base`."""
+
+
+def off_of(name: str) -> str:
+    """The `off` a server is compared with: its own code's."""
+    return "off-base" if name.endswith(BASE) else "off"
 
 
 class Sink(BaseHTTPRequestHandler):
@@ -129,7 +137,7 @@ async def measure(
     medians = {key: statistics.median(values) for key, values in cpu.items()}
     # Each round's ratio to the `off` of the same round, whose load it shared.
     for (name, stream), values in cpu.items():
-        offs = cpu[("off", stream)]
+        offs = cpu[(off_of(name), stream)]
         medians[(f"{name}/off", stream)] = statistics.median(
             value / off for value, off in zip(values, offs, strict=True)
         )
@@ -161,7 +169,8 @@ def main() -> None:
 
     servers = dict(SERVERS)
     if args.baseline_src:
-        servers["on-base"] = SERVERS["on"]
+        for name in ("off", "metrics", "on"):
+            servers[f"{name}-base"] = SERVERS[name]
     backend_port, sink_port = free_port(), free_port()
     ports = {name: free_port() for name in servers}
     backend = f"http://127.0.0.1:{backend_port}/v1"
@@ -190,7 +199,7 @@ def main() -> None:
             }
             serve = [sys.executable, "-m", "farmhand", "serve", "--port", str(port)]
             serve += ["--config", str(config), "--log-level", "warning"]
-            source = args.baseline_src if name == "on-base" else Path(__file__).parents[1] / "src"
+            source = args.baseline_src if name.endswith(BASE) else Path(__file__).parents[1] / "src"
             code = {
                 "PYTHONPATH": os.pathsep.join(
                     [str(source.resolve()), os.environ.get("PYTHONPATH", "")]
@@ -214,15 +223,20 @@ def main() -> None:
         " server.metrics true; on: metrics and every request's spans over OTLP/HTTP;"
         " sampled: the same with 1 trace in 20, OTEL_TRACES_SAMPLER=parentbased_traceidratio)"
     )
+    measured = [name for name in servers if not name.startswith("off")]
     for stream in (False, True):
         off = medians[("off", stream)]
         kind = "streamed" if stream else "whole"
         cases = [f"{name} {medians[(name, stream)]:.3f} ms" for name in servers]
-        ratios = [f"{name}/off {medians[(name, stream)] / off:.3f}x" for name in servers]
-        paired = [f"{name} {medians[(f'{name}/off', stream)]:.3f}x" for name in servers]
+        ratios = [
+            f"{name}/{off_of(name)} {medians[(name, stream)] / medians[base, stream]:.3f}x"
+            for name in measured
+            for base in [off_of(name)]
+        ]
+        paired = [f"{name} {medians[(f'{name}/off', stream)]:.3f}x" for name in measured]
         least = (off + floors["otlp"] / 1000) / off
-        print(f"  {kind:>8}: {', '.join(cases)}; {', '.join(ratios[1:])}; floor/off {least:.3f}x")
-        print(f"  {'':>8}  median of each round's ratio to its own off: {', '.join(paired[1:])}")
+        print(f"  {kind:>8}: {', '.join(cases)}; {', '.join(ratios)}; floor/off {least:.3f}x")
+        print(f"  {'':>8}  median of each round's ratio to its own off: {', '.join(paired)}")
     parts = ", ".join(f"{part} {floors[part]:.0f} us" for part in FLOOR_PARTS)
     print(
         f"floor (the SDK alone, the same two spans per request, protobuf {protobuf}): {parts}"

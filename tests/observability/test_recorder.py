@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import anyio
 import pytest
@@ -16,6 +17,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.sdk.trace.sampling import ALWAYS_OFF
 from prometheus_client.parser import text_string_to_metric_families
+from tests.support.real_servers import faults
 
 from farmhand.config.models import FarmhandConfig, ModelConfig
 from farmhand.observability import (
@@ -31,7 +33,9 @@ from farmhand.observability import (
 from farmhand.providers.llamacpp.engine import Engine
 from farmhand.providers.prompt_based import PromptBasedProvider
 from farmhand.providers.scripted import ScriptedProvider
+from farmhand.service.projects import state_for, store_for
 from farmhand.service.state import ServiceState
+from farmhand.toolsets.mcp.pool import MCPPool
 
 Sample = tuple[str, dict[str, str], float]
 
@@ -88,6 +92,55 @@ def test_a_clients_projects_share_one_label_past_the_bound() -> None:
     assert first.model("m") == "a/one/m"  # the ones kept stay
     operators = BOUNDS.for_project("a", "three", client=None)
     assert operators.model("m") == "a/three/m"  # the operator's files are not bounded
+
+
+def test_a_projects_own_servers_are_named_by_the_project() -> None:
+    operators = BOUNDS.for_project("team", "notes", client=None, servers=["pantry", "barn"])
+    assert operators.server("pantry") == "team/notes/pantry"  # not the operator's "pantry"
+    assert operators.tool("pantry:echo", offered=True) == ("team/notes/pantry", "echo")
+    assert operators.tool("elsewhere:echo", offered=True) == ("request", "request")
+    assert operators.tool("rag_query", offered=True) == ("builtin", "rag_query")
+    kept, tools = ClientProjectModels(limit=1), ClientProjectModels(limit=2)
+    client = BOUNDS.for_project("a", "p", kept, servers=["pantry", "barn"], client_tools=tools)
+    assert client.tool("pantry:echo", offered=True) == ("a/p/pantry", "echo")
+    assert client.tool("pantry:" + "t" * 300, offered=True) == ("a/p/pantry", "t" * 64)
+    assert client.tool("pantry:third", offered=True) == ("a/p/pantry", "request")  # bounded
+    assert client.tool("barn:echo", offered=True) == ("request", "request")  # past the bound
+
+
+def test_a_clients_server_named_like_the_operators_is_counted_as_the_projects(
+    tmp_path: Path,
+) -> None:
+    operator = FarmhandConfig.model_validate(
+        {
+            "mcp": {"servers": [{"name": "pantry", "command": "pantry-server"}]},
+            "server": {"request_servers": {"http_hosts": ["127.0.0.1:9"]}},
+        }
+    )
+    observer = observer_for(metrics=True, models=["default"], servers=["pantry"], environ={})
+    state = ServiceState.for_config(operator, home=tmp_path, observer=observer)
+    theirs = {"name": "pantry", "transport": "http", "base_url": "http://127.0.0.1:9/mcp"}
+    project = store_for(state).create("team", "notes", {"mcp": {"servers": [theirs]}})
+    assert project.from_api
+    chats = state_for(state, project)
+    with chats.observer.chat("default", "openai").tool_call(
+        "pantry:echo", "c1", offered=True
+    ) as call:
+        call.done("ok")
+    with observer.chat("default", "openai").tool_call("pantry:echo", "c2", offered=True) as call:
+        call.done("ok")  # the operator's own, for comparison
+    assert observer.metrics is not None
+    found = samples(observer.metrics)
+    calls = "farmhand_tool_calls_total"
+    theirs_labels = {
+        "server": "team/notes/pantry",
+        "tool": "echo",
+        "outcome": "ok",
+        "caller": "model",
+    }
+    operators = {"server": "pantry", "tool": "echo", "outcome": "ok", "caller": "model"}
+    assert (calls, theirs_labels, 1.0) in found
+    assert (calls, operators, 1.0) in found  # one each: the client's call is not the operator's
 
 
 def test_a_project_view_records_into_the_same_metrics() -> None:
@@ -282,12 +335,46 @@ def test_the_service_wires_embedded_waits_to_the_observer() -> None:
     config = FarmhandConfig.model_validate({"runtime": {"models": [{"name": "farm"}]}})
     observer = observer_for(metrics=True, models=["farm"], servers=[], environ={})
     state = ServiceState.for_config(config, provider_factory=factory, observer=observer)
-    state.provider_factory(config.model("farm"))
+    anyio.run(state.provider, config.model("farm"))
     built[0].report(0.25)  # type: ignore[operator]
     assert observer.metrics is not None
     found = samples(observer.metrics)
     assert ("farmhand_embedded_wait_seconds_count", {"model": "farm"}, 1.0) in found
     assert ("farmhand_embedded_wait_seconds_sum", {"model": "farm"}, 0.25) in found
+
+
+def test_a_projects_embedded_waits_are_labelled_with_its_project(tmp_path: Path) -> None:
+    class Embedded(ScriptedProvider):
+        def report_waits(self, callback: object) -> None:
+            self.report = callback
+
+    built: list[Embedded] = []
+
+    def factory(model: ModelConfig) -> Embedded:
+        built.append(Embedded())
+        return built[-1]
+
+    operator = FarmhandConfig.model_validate(
+        {"runtime": {"models": [{"name": "farm"}]}, "server": {"allowed_dirs": [str(tmp_path)]}}
+    )
+    observer = observer_for(metrics=True, models=["farm"], servers=[], environ={})
+    state = ServiceState.for_config(
+        operator, home=tmp_path, provider_factory=factory, observer=observer
+    )
+    # A client's project names its embedded model like the operator's (another file).
+    model = {"name": "farm", "model": str(tmp_path / "theirs.gguf")}
+    project = store_for(state).create("team", "notes", {"runtime": {"models": [model]}})
+    assert project.from_api
+    chats = state_for(state, project)
+    anyio.run(chats.provider, chats.config.model("farm"))
+    built[-1].report(0.5)  # type: ignore[operator]
+    assert observer.metrics is not None
+    found = samples(observer.metrics)
+    labels = {"model": "team/notes/farm"}
+    assert ("farmhand_embedded_wait_seconds_count", labels, 1.0) in found
+    assert not [
+        s for s in found if s[0].startswith("farmhand_embedded") and s[1] == {"model": "farm"}
+    ]
 
 
 def test_the_service_exports_the_deployments_of_a_pooled_model() -> None:
@@ -316,3 +403,23 @@ def test_the_service_exports_the_deployments_of_a_pooled_model() -> None:
         ("farmhand_deployment_up", deployment, 1.0),
         ("farmhand_deployment_in_flight", deployment, 2.0),
     ]
+
+
+def test_timeouts_of_a_server_from_outside_are_not_the_operators() -> None:
+    # The real faults server twice: the operator's "faults", and one a client's project or
+    # request named "faults" too (another config: its own pooled session).
+    recorder = Recorder(LabelBounds.of(models=[], servers=["faults"]), FarmhandMetrics())
+
+    async def main() -> None:
+        async with MCPPool(observer=recorder) as pool:
+            operators = pool.toolset(faults(tool_timeout=0.5))
+            theirs = pool.toolset(faults("--quiet", tool_timeout=0.5), from_request=True)
+            for toolset in (operators, theirs):
+                result = await toolset.call_tool("hang", {"seconds": 30})
+                assert result.is_error
+
+    anyio.run(main)
+    assert recorder.metrics is not None
+    found = samples(recorder.metrics)
+    assert ("farmhand_mcp_timeouts_total", {"server": "faults"}, 1.0) in found
+    assert ("farmhand_mcp_timeouts_total", {"server": "request"}, 1.0) in found

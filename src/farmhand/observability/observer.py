@@ -22,6 +22,8 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from opentelemetry.trace import Tracer
 
     from farmhand.observability.metrics import DeploymentSource, FarmhandMetrics
@@ -94,19 +96,24 @@ class Observer:
         with the loop's, told apart by its `caller` label."""
         return NO_TOOL
 
-    def for_project(self, namespace: str, project: str, *, from_api: bool) -> Observer:
-        """This observer for the chats of a project: its models' labels name the project
-        (`from_api`: written through the API, a client's names, bounded)."""
+    def for_project(
+        self, namespace: str, project: str, *, from_api: bool, servers: Iterable[str] | None = None
+    ) -> Observer:
+        """This observer for the chats of a project: the labels of its models and of its
+        own MCP `servers` name the project (`from_api`: written through the API, a client's
+        names, bounded)."""
         return self
 
     def watch_deployments(self, source: DeploymentSource) -> None:
         """Export the backend deployments `source` reports, when scraped (metrics)."""
 
-    def mcp_restart(self, server: str) -> None:
-        """An MCP server's session started again after one ended badly."""
+    def mcp_restart(self, server: str, *, operators: bool = True) -> None:
+        """An MCP server's session started again after one ended badly. `operators`: the
+        server is one of the operator's config (else a request's or a project's, whose
+        name may be any the client wrote: never labelled as the operator's)."""
 
-    def mcp_timeout(self, server: str) -> None:
-        """An MCP tool call was cancelled at its timeout."""
+    def mcp_timeout(self, server: str, *, operators: bool = True) -> None:
+        """An MCP tool call was cancelled at its timeout (`operators` as for restarts)."""
 
     def embedded_wait(self, model: str, seconds: float) -> None:
         """A turn of `model` waited `seconds` for the embedded engine to admit it."""

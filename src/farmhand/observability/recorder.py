@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import copy
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from contextvars import Token
 from types import TracebackType
 
@@ -21,7 +21,13 @@ from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer, set_
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 from farmhand.observability import tracing
-from farmhand.observability.labels import HAND, MODEL, ClientProjectModels, LabelBounds
+from farmhand.observability.labels import (
+    FROM_REQUEST,
+    HAND,
+    MODEL,
+    ClientProjectModels,
+    LabelBounds,
+)
 from farmhand.observability.metrics import DeploymentSource, FarmhandMetrics
 from farmhand.observability.observer import ChatWatch, Observer, ToolWatch, TurnWatch
 from farmhand.version import farmhand_version
@@ -50,7 +56,9 @@ class Recorder(Observer):
             else None
         )
         self.propagator = TraceContextTextMapPropagator()
-        self.client_projects = ClientProjectModels()  # shared by every project's view
+        # Shared by every project's view: the labels of projects written through the API.
+        self.client_projects = ClientProjectModels()
+        self.client_tools = ClientProjectModels()
 
     def chat(self, model: str, provider: str) -> ChatWatch:
         return LiveChat(self, model, provider)
@@ -59,11 +67,18 @@ class Recorder(Observer):
         parent = otel_context.get_current() if self.tracer is not None else None
         return LiveTool(self, parent, name, call_id, offered=offered, caller=HAND)
 
-    def for_project(self, namespace: str, project: str, *, from_api: bool) -> Observer:
+    def for_project(
+        self, namespace: str, project: str, *, from_api: bool, servers: Iterable[str] | None = None
+    ) -> Observer:
         view = copy.copy(self)  # the same metrics and tracer; the provider stays ours
         view.owns_provider = False
-        client = self.client_projects if from_api else None
-        view.bounds = self.bounds.for_project(namespace, project, client)
+        view.bounds = self.bounds.for_project(
+            namespace,
+            project,
+            self.client_projects if from_api else None,
+            servers=servers,
+            client_tools=self.client_tools if from_api else None,
+        )
         return view
 
     def request(self, method: str, path: str, carrier: Mapping[str, str]) -> RequestWatch:
@@ -81,13 +96,16 @@ class Recorder(Observer):
             lambda: [(model, states) for model, states in source() if model in models]
         )
 
-    def mcp_restart(self, server: str) -> None:
+    def mcp_restart(self, server: str, *, operators: bool = True) -> None:
         if self.metrics is not None:
-            self.metrics.mcp_restarts.labels(self.bounds.server(server)).inc()
+            self.metrics.mcp_restarts.labels(self.server_label(server, operators)).inc()
 
-    def mcp_timeout(self, server: str) -> None:
+    def mcp_timeout(self, server: str, *, operators: bool = True) -> None:
         if self.metrics is not None:
-            self.metrics.mcp_timeouts.labels(self.bounds.server(server)).inc()
+            self.metrics.mcp_timeouts.labels(self.server_label(server, operators)).inc()
+
+    def server_label(self, server: str, operators: bool) -> str:
+        return self.bounds.server(server) if operators else FROM_REQUEST
 
     def embedded_wait(self, model: str, seconds: float) -> None:
         if self.metrics is not None:

@@ -353,7 +353,10 @@ def state_for(state: ServiceState, project: Project) -> ServiceState:
     )
     config = project.config.model_copy(update={"server": state.config.server, "runtime": runtime})
     observer = state.observer.for_project(
-        project.namespace, project.name, from_api=project.from_api
+        project.namespace,
+        project.name,
+        from_api=project.from_api,
+        servers=[server.name for server in project.config.mcp.servers],
     )
     return dataclasses.replace(
         state, config=config, outside_config=project.from_api, observer=observer

@@ -123,7 +123,7 @@ class ServiceState:
             answers=PendingAnswers(timeout=config.server.question_timeout),
             home=home or farmhand_home(),
             pool=pool,
-            provider_factory=reporting_waits(factory, observer) if observer.active else factory,
+            provider_factory=factory,
             own_providers=provider_factory is not None,
             api_keys=api_keys,
             models=models,
@@ -201,7 +201,9 @@ class ServiceState:
     async def provider(self, model: ModelConfig) -> Provider:
         """One provider per model, built on first use (loading a GGUF takes a moment, so it
         happens in a worker thread, once), under the memory budget (`loaded_models.py`)."""
-        return await self.models.provider(model, self.provider_factory)
+        return await self.models.provider(
+            model, reporting_waits(self.provider_factory, self.observer)
+        )
 
     def loaded(self) -> list[LoadedModel]:
         """The models whose provider is built (Ollama's "running" models)."""
@@ -268,7 +270,11 @@ class ServiceState:
 
 
 def reporting_waits(factory: ProviderFactory, observer: Observer) -> ProviderFactory:
-    """`factory`, whose embedded providers tell `observer` how long turns wait for them."""
+    """`factory`, whose embedded providers tell `observer` how long turns wait for them:
+    the observer of the state that loads the model, so a project's model is labelled as
+    its project's (`Observer.for_project`), never as the operator's model of that name."""
+    if not observer.active:
+        return factory
 
     def build(model: ModelConfig) -> Provider:
         provider = factory(model)

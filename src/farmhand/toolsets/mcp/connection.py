@@ -65,9 +65,13 @@ class ServerConnection:
         timeouts_before_restart: int = TIMEOUTS_BEFORE_RESTART,
         asker: Asker = NO_ONE,
         observer: Observer = NO_OBSERVER,
+        operators: bool = True,
     ) -> None:
         self.name = name
         self.observer = observer
+        self.operators = operators
+        """One of the operator's servers (else a request's or a project's: its restarts and
+        timeouts are never counted under an operator's server of the same name)."""
         self.mode = mode
         """How to pick the protocol revision: "auto" probes, "legacy" forces the handshake."""
         self.target = target
@@ -140,7 +144,7 @@ class ServerConnection:
                     if self._ever_connected:
                         self.restarts += 1
                         if self.failures:  # not one closed for sitting idle
-                            self.observer.mcp_restart(self.name)
+                            self.observer.mcp_restart(self.name, operators=self.operators)
                     self._ever_connected = True
                     self.protocol_version = client.protocol_version
                     self._last_used = time.monotonic()
@@ -305,7 +309,7 @@ class ServerConnection:
         """Count a call that did not answer in time; after `timeouts_before_restart` in a
         row the session is ended, so the next call starts the server afresh."""
         self.timeouts += 1
-        self.observer.mcp_timeout(self.name)
+        self.observer.mcp_timeout(self.name, operators=self.operators)
         if self.timeouts >= self.timeouts_before_restart:
             log.warning(
                 "MCP server %s: %d calls in a row timed out; restarting it",

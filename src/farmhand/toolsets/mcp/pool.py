@@ -126,6 +126,7 @@ class MCPPool:
             max_concurrent_calls=self.max_concurrent_calls,
             asker=self.asker,
             observer=self.observer,
+            operators=not from_request,
         )
         self._connections[key] = connection
         if from_request:
